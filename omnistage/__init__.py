@@ -1,0 +1,26 @@
+"""omnistage: a source-to-source compiler for numerical Python with JAX's API.
+
+`import omnistage as jax`-style code works: `omnistage.jit`, `omnistage.numpy` (jnp),
+`omnistage.lax`, `omnistage.tree_util`. Importing omnistage never imports Numba; the
+first compiled `jit` call does.
+"""
+from .core.config import config, disable_jit
+from .core.array import Array
+from .core.devices import (
+    default_backend, device_count, devices, local_device_count, local_devices, process_count,
+    process_index,
+)
+from . import lax, numpy, tree_util, errors, dtypes
+from .api import (
+    Compiled, Lowered, ShapeDtypeStruct, block_until_ready, device_put, eval_shape, jit,
+    make_jaxpr,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend", "device_count",
+    "device_put", "devices", "disable_jit", "errors", "eval_shape", "jit", "lax",
+    "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
+    "process_index", "tree_util", "dtypes",
+]

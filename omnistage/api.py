@@ -1,0 +1,420 @@
+"""The public transformations: `jit`, `make_jaxpr`, `eval_shape`, device helpers.
+
+Composes the layers: staging turns a function into a Program; an executor runs it (the
+NumPy interpreter for now; the Numba code generator plugs in behind `Compiled`).
+"""
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from .core import dtypes
+from .core.array import Array
+from .core.aval import ShapedArray
+from .core.config import config
+from .core.primitive import current_trace
+from .core.tracer import Tracer
+from .core import tree_util
+from .staging.interpret import compile_program
+from .staging.trace import DebugInfo, stage
+from .staging.naming import sanitize
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing in for an array (for `eval_shape`, `lower`)."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type=False, sharding=None):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape)))
+
+    @property
+    def aval(self):
+        return ShapedArray(self.shape, self.dtype, self.weak_type)
+
+    def __eq__(self, other):
+        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type) == (other.shape, other.dtype, other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
+# --- leaves: avals and values ----------------------------------------------------------
+
+
+def leaf_aval(x):
+    """The aval a jit argument leaf is traced with (also its cache key part)."""
+    if isinstance(x, Array):
+        return x.aval
+    if isinstance(x, (bool, int, float, complex)):
+        dt, weak = dtypes.python_scalar_dtype(x)
+        return ShapedArray((), dt, weak)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+    if isinstance(x, ShapeDtypeStruct):
+        return x.aval
+    if isinstance(x, Tracer):
+        return x.aval
+    if hasattr(x, "__array__"):
+        v = np.asarray(x)
+        return ShapedArray(v.shape, dtypes.canonicalize_dtype(v.dtype))
+    raise TypeError(
+        f"Argument {x!r} of type {type(x).__name__} is not a valid omnistage type: "
+        f"arguments to transformed functions must be arrays, scalars or pytrees of them "
+        f"(mark non-array arguments static with static_argnums/static_argnames)."
+    )
+
+
+def leaf_value(x, aval):
+    """The NumPy value passed to an executable for leaf `x`."""
+    if isinstance(x, Array):
+        return x._value
+    v = np.asarray(x)
+    return v if v.dtype == aval.dtype else v.astype(aval.dtype)
+
+
+# --- argument handling -------------------------------------------------------------------
+
+
+def _signature(fun):
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _resolve_static(fun, static_argnums, static_argnames):
+    """JAX infers each of static_argnums/static_argnames from the other via the signature."""
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames or ())
+    sig = _signature(fun)
+    if sig is None:
+        return tuple(sorted(set(nums))), tuple(names)
+    params = list(sig.parameters.values())
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    nums_set = {n if n >= 0 else n + len(positional) for n in nums}
+    names_set = set(names)
+    for n in list(nums_set):
+        if 0 <= n < len(positional):
+            names_set.add(positional[n])
+    for name in names:
+        if name in positional:
+            nums_set.add(positional.index(name))
+    return tuple(sorted(nums_set)), tuple(sorted(names_set))
+
+
+def _arg_names(fun, n_args, kw_names):
+    sig = _signature(fun)
+    names = []
+    if sig is not None:
+        params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        var = next((p.name for p in sig.parameters.values() if p.kind == p.VAR_POSITIONAL), "args")
+        for i in range(n_args):
+            names.append(params[i].name if i < len(params) else f"{var}_{i}")
+    else:
+        names = [f"arg{i}" for i in range(n_args)]
+    return names + list(kw_names)
+
+
+def _leaf_names(label, tree):
+    """Names for a pytree argument's leaves: `x`, `params_w`, `xs_0`."""
+    pairs, _ = tree_util.tree_flatten_with_path(tree)
+    if len(pairs) == 1 and not pairs[0][0]:
+        return [sanitize(label)]
+    return [sanitize("_".join([label] + [str(getattr(k, "name", k)) for k in path])) for path, _ in pairs]
+
+
+def _hashable_static(value, name):
+    try:
+        hash(value)
+    except TypeError as e:
+        raise ValueError(
+            f"Non-hashable static arguments are not supported. An error occurred while trying to "
+            f"hash an object of type {type(value)}, {value!r}, passed as static argument {name!r}. "
+            f"The error was:\n{type(e).__name__}: {e}"
+        ) from None
+    return value
+
+
+# --- executables -------------------------------------------------------------------------
+
+
+class Compiled:
+    """An executable for one cache key: runs the Program on NumPy values."""
+
+    def __init__(self, program, out_tree, backend="interpreter"):
+        self.program = program
+        self.out_tree = out_tree
+        self.out_avals = program.out_avals
+        self.backend = backend
+        self._run = compile_program(program)
+
+    def as_text(self):
+        return self.program.source()
+
+    def call_flat(self, values):
+        outs = self._run(*values)
+        return [Array.from_numpy(o, a) for o, a in zip(outs, self.out_avals)]
+
+    def __call__(self, *args, **kwargs):
+        leaves = tree_util.tree_leaves((args, kwargs))
+        values = [leaf_value(x, leaf_aval(x)) for x in leaves]
+        return tree_util.tree_unflatten(self.out_tree, self.call_flat(values))
+
+
+class Lowered:
+    """A staged (not yet compiled) function: `.as_text()` is the Program's Python source."""
+
+    def __init__(self, program, out_tree, jit_fn, key):
+        self.program = program
+        self.out_tree = out_tree
+        self._jit_fn = jit_fn
+        self._key = key
+
+    def as_text(self):
+        return self.program.source()
+
+    def compile(self):
+        return self._jit_fn._executable(self._key, self.program, self.out_tree)
+
+
+# --- jit ---------------------------------------------------------------------------------
+
+_CACHES = weakref.WeakKeyDictionary()
+_STRONG_CACHES = {}
+
+
+def _cache_owner(fun):
+    return getattr(fun, "__func__", fun)
+
+
+def _cache_for(fun):
+    owner = _cache_owner(fun)
+    try:
+        return _CACHES.setdefault(owner, {})
+    except TypeError:  # not weak-referenceable (builtins)
+        return _STRONG_CACHES.setdefault(owner, {})
+
+
+class JitFunction:
+    """The result of `jit(fun)`: traces once per cache key, then runs the executable."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
+                 python_control_flow=True, inline=False):
+        if not callable(fun):
+            raise TypeError(f"Expected a callable value, got {fun!r}")
+        functools.update_wrapper(self, fun, updated=())
+        self._fun = fun
+        self._static_argnums, self._static_argnames = _resolve_static(fun, static_argnums, static_argnames)
+        self._donate_argnums = tuple(donate_argnums) if not isinstance(donate_argnums, int) else (donate_argnums,)
+        self._backend = backend
+        self._python_control_flow = python_control_flow
+        self._cache = _cache_for(fun)
+        bound_self = getattr(fun, "__self__", None)
+        self._options = (
+            self._static_argnums, self._static_argnames, backend, python_control_flow,
+            None if bound_self is None else _self_key(bound_self),
+        )
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<JitFunction of {self._fun!r}>"
+
+    # --- argument split -------------------------------------------------------------
+
+    def _split(self, args, kwargs):
+        """(static values, dynamic args, dynamic kwargs)."""
+        nums, names = self._static_argnums, self._static_argnames
+        if nums and max(nums) >= len(args) and not all(n < len(args) or _named(self._fun, n) in kwargs for n in nums):
+            missing = [n for n in nums if n >= len(args)]
+            raise ValueError(
+                f"jitted function has static_argnums={nums}, but only accepts {len(args)} positional "
+                f"arguments; static argument(s) {missing} were not passed"
+            )
+        static = []
+        dyn_args = []
+        for i, a in enumerate(args):
+            if i in nums:
+                static.append((i, _hashable_static(a, _named(self._fun, i) or i)))
+            else:
+                dyn_args.append(a)
+        dyn_kwargs = {}
+        for k, v in kwargs.items():
+            if k in names:
+                static.append((k, _hashable_static(v, k)))
+            else:
+                dyn_kwargs[k] = v
+        return tuple(static), dyn_args, dyn_kwargs
+
+    def _rebuild(self, static, dyn_args, dyn_kwargs):
+        args = list(dyn_args)
+        kwargs = dict(dyn_kwargs)
+        for k, v in static:
+            if isinstance(k, int):
+                args.insert(k, v)
+            else:
+                kwargs[k] = v
+        return args, kwargs
+
+    # --- calling --------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if config.read("jax_disable_jit"):
+            return self._fun(*args, **kwargs)
+        static, dyn_args, dyn_kwargs = self._split(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if current_trace() is not None:
+            # Inside another trace: inline (the outer trace stages our body).
+            return self._fun(*args, **kwargs)
+        avals = tuple(leaf_aval(x) for x in leaves)
+        key = (self._options, config.epoch, static, in_tree, avals)
+        entry = self._cache.get(key)
+        if entry is None:
+            program, out_tree = self._trace(static, dyn_args, dyn_kwargs, avals, in_tree)
+            entry = self._executable(key, program, out_tree)
+        outs = entry.call_flat([leaf_value(x, a) for x, a in zip(leaves, avals)])
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _executable(self, key, program, out_tree):
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = Compiled(program, out_tree)
+            self._cache[key] = entry
+        return entry
+
+    def _trace(self, static, dyn_args, dyn_kwargs, avals, in_tree, transform="jit"):
+        arg_labels = _arg_names(self._fun, len(dyn_args) + len(static), [])
+        static_pos = {k for k, _ in static if isinstance(k, int)}
+        dyn_labels = [l for i, l in enumerate(arg_labels) if i not in static_pos][: len(dyn_args)]
+        names = []
+        for label, a in zip(dyn_labels, dyn_args):
+            names += _leaf_names(label, a)
+        for k in dyn_kwargs:
+            names += _leaf_names(k, dyn_kwargs[k])
+        out_tree_box = []
+
+        def flat_fun(*tracers):
+            dargs, dkwargs = tree_util.tree_unflatten(in_tree, list(tracers))
+            args, kwargs = self._rebuild(static, dargs, dkwargs)
+            out = self._fun(*args, **kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            for o in out_leaves:
+                leaf_aval(o)  # raises a clear TypeError for non-array outputs
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        debug = DebugInfo(self._fun, transform, names)
+        program, trace = stage(flat_fun, avals, names, debug, name=getattr(self._fun, "__name__", "fn"))
+        if trace.captures:
+            raise _closure_tracer_error(self._fun, trace.captures)
+        return program, out_tree_box[0]
+
+    def lower(self, *args, **kwargs):
+        static, dyn_args, dyn_kwargs = self._split(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        avals = tuple(leaf_aval(x) for x in leaves)
+        key = (self._options, config.epoch, static, in_tree, avals)
+        program, out_tree = self._trace(static, dyn_args, dyn_kwargs, avals, in_tree)
+        return Lowered(program, out_tree, self, key)
+
+    def eval_shape(self, *args, **kwargs):
+        lowered = self.lower(*args, **kwargs)
+        return tree_util.tree_unflatten(lowered.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in lowered.program.out_avals])
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    def _cache_size(self):
+        return len(self._cache)
+
+
+def _named(fun, i):
+    sig = _signature(fun)
+    if sig is None:
+        return None
+    params = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return params[i] if i < len(params) else None
+
+
+def _self_key(obj):
+    try:
+        hash(obj)
+        return obj
+    except TypeError:
+        return ("id", id(obj))
+
+
+def _closure_tracer_error(fun, captures):
+    from .core.errors import UnexpectedTracerError
+
+    tracer = captures[0][0]
+    return UnexpectedTracerError(
+        f"{getattr(fun, '__name__', fun)} closes over a value traced by an enclosing transformation "
+        f"({tracer!r}); pass it as an argument instead."
+    )
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
+        python_control_flow=True, inline=False, **unused):
+    """Compile `fun`: trace once per (static values, pytree structure, avals), then run the
+    executable. Usable as `@jit`, `jit(f, ...)` and `@partial(jit, static_argnums=...)`."""
+    if fun is None:
+        return functools.partial(
+            jit, static_argnums=static_argnums, static_argnames=static_argnames,
+            donate_argnums=donate_argnums, backend=backend, python_control_flow=python_control_flow,
+        )
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend, python_control_flow)
+
+
+# --- make_jaxpr / eval_shape ----------------------------------------------------------------
+
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None, static_argnames=()):
+    """`make_jaxpr(f)(*args)` returns the staged `Program`; `str()` of it is runnable Python."""
+    jf = JitFunction(fun, static_argnums, static_argnames)
+
+    @functools.wraps(fun)
+    def staged(*args, **kwargs):
+        static, dyn_args, dyn_kwargs = jf._split(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        avals = tuple(leaf_aval(x) for x in leaves)
+        program, out_tree = jf._trace(static, dyn_args, dyn_kwargs, avals, in_tree, "make_jaxpr")
+        if return_shape:
+            shapes = tree_util.tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in program.out_avals])
+            return program, shapes
+        return program
+
+    return staged
+
+
+def eval_shape(fun, *args, **kwargs):
+    """Output shapes and dtypes of `fun(*args)` as ShapeDtypeStructs, without running it."""
+    return JitFunction(fun).eval_shape(*args, **kwargs)
+
+
+# --- devices and data movement ----------------------------------------------------------------
+
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """Put every leaf of `x` on `device` (the CPU): Python and NumPy values become Arrays."""
+    from . import numpy as jnp
+
+    return tree_util.tree_map(lambda l: l if isinstance(l, (Array, Tracer)) else jnp.asarray(l), x)
+
+
+def block_until_ready(x):
+    return tree_util.tree_map(lambda l: l.block_until_ready() if hasattr(l, "block_until_ready") else l, x)

@@ -1,0 +1,124 @@
+"""Primitives and the one entry point every operation goes through: `bind`.
+
+A `Primitive` has a name, a shape/dtype rule (`abstract_eval`: avals -> aval) and a NumPy
+implementation (`impl`). `bind` sends an application to the innermost active trace (the
+staging trace of `jit`/`make_jaxpr`), or runs it eagerly when no trace is active. Passes in
+later layers keep their own rule tables keyed by primitive name.
+"""
+import contextlib
+
+import numpy as np
+
+from . import errors
+from .aval import ShapedArray
+from .source_info import describe_here
+
+registry = {}
+
+
+class Primitive:
+    """An operation: `name`, `abstract_eval(*avals, **params)`, `impl(*ndarrays, **params)`."""
+
+    __slots__ = ("name", "abstract_eval", "impl", "multiple_results", "__weakref__")
+
+    def __init__(self, name, abstract_eval=None, impl=None, multiple_results=False):
+        if name in registry:
+            raise ValueError(f"primitive {name!r} is already registered")
+        self.name = name
+        self.abstract_eval = abstract_eval
+        self.impl = impl
+        self.multiple_results = multiple_results
+        registry[name] = self
+
+    def def_abstract_eval(self, fn):
+        self.abstract_eval = fn
+        return fn
+
+    def def_impl(self, fn):
+        self.impl = fn
+        return fn
+
+    def bind(self, *args, **params):
+        return bind(self, args, params)
+
+    __call__ = bind
+
+    def __repr__(self):
+        return self.name
+
+
+# The trace stack. Each entry implements `process_primitive(prim, args, params)`.
+_trace_stack = []
+
+
+def current_trace():
+    return _trace_stack[-1] if _trace_stack else None
+
+
+def trace_stack():
+    return tuple(_trace_stack)
+
+
+@contextlib.contextmanager
+def new_trace(trace):
+    _trace_stack.append(trace)
+    try:
+        yield trace
+    finally:
+        popped = _trace_stack.pop()
+        assert popped is trace, "trace stack corrupted"
+
+
+def bind(prim, args, params):
+    trace = _trace_stack[-1] if _trace_stack else None
+    if trace is None:
+        return eager_apply(prim, args, params)
+    return trace.process_primitive(prim, args, params)
+
+
+def abstract_eval_located(prim, avals, params):
+    """Run `prim`'s shape rule; errors get the user's file and line appended."""
+    try:
+        return prim.abstract_eval(*avals, **params)
+    except (TypeError, ValueError, IndexError) as e:
+        raise errors.add_location(e, describe_here())
+
+
+def _value_of(x):
+    """NumPy value of an eager operand (Array or NumPy value)."""
+    v = getattr(x, "_value", None)
+    if v is not None:
+        return v
+    from .tracer import Tracer
+
+    if isinstance(x, Tracer):
+        raise x._escaped_error()
+    return np.asarray(x)
+
+
+def eager_apply(prim, args, params):
+    from .array import Array, aval_of
+
+    out_aval = abstract_eval_located(prim, [aval_of(a) for a in args], params)
+    outs = prim.impl(*[_value_of(a) for a in args], **params)
+    if prim.multiple_results:
+        return [Array.from_numpy(o, a) for o, a in zip(outs, out_aval)]
+    return Array.from_numpy(outs, out_aval)
+
+
+def check_params_literal(prim, params):
+    """Parameters must be plain literals so that staged programs print as runnable Python."""
+    for k, v in params.items():
+        if not _is_literal(v):
+            raise TypeError(f"{prim.name}: parameter {k}={v!r} is not a Python literal")
+
+
+def _is_literal(v):
+    if v is None or isinstance(v, (bool, int, float, complex, str)):
+        return True
+    if isinstance(v, tuple):
+        return all(_is_literal(e) for e in v)
+    return False
+
+
+__all__ = ["Primitive", "ShapedArray", "bind", "registry", "current_trace", "new_trace"]

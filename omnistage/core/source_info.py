@@ -1,0 +1,61 @@
+"""Where in the user's code we are: the innermost frame outside the omnistage package.
+
+Every staged statement and every error message carries one of these, so generated code
+and errors point at the user's file and line, not at omnistage internals.
+"""
+import linecache
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class SourceLoc:
+    """A user file, line and function name; `text` is the source line."""
+
+    __slots__ = ("file", "line", "function", "frame_id")
+
+    def __init__(self, file, line, function, frame_id=0):
+        self.file, self.line, self.function, self.frame_id = file, line, function, frame_id
+
+    @property
+    def text(self):
+        return linecache.getline(self.file, self.line).strip()
+
+    @property
+    def short(self):
+        return f"{os.path.basename(self.file)}:{self.line}"
+
+    def describe(self):
+        text = self.text
+        where = f'  File "{self.file}", line {self.line}, in {self.function}'
+        return where + (f"\n    {text}" if text else "")
+
+    def __eq__(self, other):
+        return isinstance(other, SourceLoc) and (self.file, self.line) == (other.file, other.line)
+
+    def __hash__(self):
+        return hash((self.file, self.line))
+
+    def __repr__(self):
+        return f"SourceLoc({self.short}, in {self.function})"
+
+
+def is_internal_file(filename):
+    return filename.startswith(_PKG_DIR) and not filename.startswith(_PKG_DIR + "tests")
+
+
+def user_loc(skip_internal=True):
+    """The SourceLoc of the innermost frame that is user code, or None."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (skip_internal and filename.startswith(_PKG_DIR)) and not filename.startswith("<frozen"):
+            return SourceLoc(filename, frame.f_lineno, frame.f_code.co_name, id(frame))
+        frame = frame.f_back
+    return None
+
+
+def describe_here(prefix="The error occurred at this line of your code:"):
+    loc = user_loc()
+    return None if loc is None else f"{prefix}\n{loc.describe()}"

@@ -1,0 +1,142 @@
+"""The base class of traced values. Staging (`omnistage.staging`) subclasses it; operators
+and array methods are installed on it by the op library, the same ones `Array` gets.
+
+Every conversion to a concrete Python or NumPy value raises JAX's error, with a message
+that says which line asked for the value and where the value became traced.
+"""
+from . import errors
+
+
+class Tracer:
+    """A stand-in for an array during a trace: knows its aval, not its value."""
+
+    __slots__ = ("_trace", "aval", "_loc", "_deps")
+    __array_priority__ = 1000
+    __hash__ = None  # unhashable, as in JAX
+
+    def __init__(self, trace, aval, loc=None, deps=frozenset()):
+        self._trace = trace
+        self.aval = aval
+        self._loc = loc
+        self._deps = deps
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __repr__(self):
+        return f"Traced<{self.aval}>with<{type(self._trace).__name__}>"
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    # --- conversions to concrete values: JAX's errors -----------------------------------
+
+    def _provenance(self):
+        return self._trace.provenance(self) if self._trace is not None else ""
+
+    def _concretization(self, cls, summary):
+        from .source_info import describe_here
+
+        here = describe_here("The problem arose at this line of your code:")
+        parts = [summary, self._provenance(), here or ""]
+        return cls("\n".join(p for p in parts if p))
+
+    def __bool__(self):
+        self._check_live()
+        raise self._concretization(
+            errors.TracerBoolConversionError,
+            f"Attempted boolean conversion of traced array with shape {self.aval.str_short()}.",
+        )
+
+    def __index__(self):
+        self._check_live()
+        raise self._concretization(
+            errors.TracerIntegerConversionError,
+            f"The __index__() method was called on traced array with shape {self.aval.str_short()}.",
+        )
+
+    def __int__(self):
+        self._check_live()
+        raise self._concretization(
+            errors.TracerIntegerConversionError,
+            f"The __int__() method was called on traced array with shape {self.aval.str_short()}.",
+        )
+
+    def __float__(self):
+        self._check_live()
+        raise self._concretization(
+            errors.ConcretizationTypeError,
+            f"Abstract tracer value encountered where concrete value is expected: "
+            f"float() was called on traced array with shape {self.aval.str_short()}.",
+        )
+
+    def __complex__(self):
+        self._check_live()
+        raise self._concretization(
+            errors.ConcretizationTypeError,
+            f"Abstract tracer value encountered where concrete value is expected: "
+            f"complex() was called on traced array with shape {self.aval.str_short()}.",
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        self._check_live()
+        raise self._concretization(
+            errors.TracerArrayConversionError,
+            f"The numpy.ndarray conversion method __array__() was called on traced array with "
+            f"shape {self.aval.str_short()}. A traced value cannot become a NumPy array; use "
+            f"omnistage.numpy instead of numpy on traced values.",
+        )
+
+    def item(self, *args):
+        self._check_live()
+        raise self._concretization(
+            errors.ConcretizationTypeError,
+            f"Abstract tracer value encountered where concrete value is expected: .item() was "
+            f"called on traced array with shape {self.aval.str_short()}.",
+        )
+
+    def tolist(self):
+        self._check_live()
+        raise self._concretization(
+            errors.ConcretizationTypeError,
+            f"Abstract tracer value encountered where concrete value is expected: .tolist() was "
+            f"called on traced array with shape {self.aval.str_short()}.",
+        )
+
+    def concretization_error(self, what):
+        """A ConcretizationTypeError for an operation (`what`) that needs this value."""
+        self._check_live()
+        return self._concretization(
+            errors.ConcretizationTypeError,
+            f"Abstract tracer value encountered where concrete value is expected: {what} "
+            f"(traced array with shape {self.aval.str_short()}).",
+        )
+
+    # --- escaped tracers ---------------------------------------------------------------
+
+    def _check_live(self):
+        if self._trace is not None and getattr(self._trace, "finished", False):
+            raise self._escaped_error()
+
+    def _escaped_error(self):
+        from .source_info import describe_here
+
+        made = f" It was created at:\n{self._loc.describe()}" if self._loc is not None else ""
+        fn = getattr(self._trace, "describe_function", lambda: "a function")()
+        here = describe_here("It was used here:")
+        msg = (
+            f"Encountered an unexpected tracer: {self!r}. A value traced while staging {fn} "
+            f"escaped that trace (stored in a global, a container or a closure) and was used "
+            f"after the trace ended.{made}"
+        )
+        return errors.UnexpectedTracerError(msg + ("\n" + here if here else ""))

@@ -1,0 +1,83 @@
+"""dot_general: the one contraction primitive (matmul, dot, einsum, tensordot lower to it)."""
+import string
+
+import numpy as np
+
+from ..core.aval import ShapedArray
+from ..core.primitive import Primitive
+from . import _rules as R
+from ._rules import operands
+
+
+def _normalize_dims(dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    return ((tuple(int(i) for i in lc), tuple(int(i) for i in rc)), (tuple(int(i) for i in lb), tuple(int(i) for i in rb)))
+
+
+def _dot_general_abstract(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    if preferred_element_type is None:
+        dt = R.same_dtype("dot_general", (lhs, rhs))
+    else:
+        dt = np.dtype(preferred_element_type)
+    if lhs.dtype.kind == "b" and rhs.dtype.kind == "b" and preferred_element_type is None:
+        dt = np.dtype("bool")
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise TypeError(f"dot_general requires equal numbers of contracting and batch dimensions, got {dimension_numbers}")
+    for a, b in list(zip(lc, rc)) + list(zip(lb, rb)):
+        if not (0 <= a < lhs.ndim and 0 <= b < rhs.ndim):
+            raise TypeError(f"dot_general dimension numbers {dimension_numbers} out of range for shapes {lhs.shape}, {rhs.shape}")
+        if lhs.shape[a] != rhs.shape[b]:
+            raise TypeError(
+                f"dot_general requires contracting/batch dimensions to have the same shape, got "
+                f"lhs dim {a} of size {lhs.shape[a]} and rhs dim {b} of size {rhs.shape[b]} "
+                f"(shapes {lhs.shape} and {rhs.shape})."
+            )
+    lfree = [d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb]
+    rfree = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
+    shape = [lhs.shape[i] for i in lb] + lfree + rfree
+    return ShapedArray(shape, dt, lhs.weak_type and rhs.weak_type)
+
+
+def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
+    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    (lc, rc), (lb, rb) = dimension_numbers
+    letters = iter(string.ascii_letters)
+    lsub = [next(letters) for _ in range(lhs.ndim)]
+    rsub = [None] * rhs.ndim
+    for a, b in zip(lc, rc):
+        rsub[b] = lsub[a]
+    for a, b in zip(lb, rb):
+        rsub[b] = lsub[a]
+    rsub = [s if s is not None else next(letters) for s in rsub]
+    out = [lsub[i] for i in lb]
+    out += [lsub[i] for i in range(lhs.ndim) if i not in lc and i not in lb]
+    out += [rsub[i] for i in range(rhs.ndim) if i not in rc and i not in rb]
+    spec = f"{''.join(lsub)},{''.join(rsub)}->{''.join(out)}"
+    dt = _dot_general_abstract(
+        ShapedArray(lhs.shape, lhs.dtype), ShapedArray(rhs.shape, rhs.dtype),
+        dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type,
+    ).dtype
+    if dt.kind == "b":
+        return np.einsum(spec, lhs.astype(np.int32), rhs.astype(np.int32)) != 0
+    return np.asarray(np.einsum(spec, lhs.astype(dt, copy=False), rhs.astype(dt, copy=False), optimize=True), dtype=dt)
+
+
+dot_general_p = Primitive("dot_general", _dot_general_abstract, _dot_general_impl)
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    lhs, rhs = operands(lhs, rhs)
+    pet = None if preferred_element_type is None else np.dtype(preferred_element_type).name
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=_normalize_dims(dimension_numbers), precision=None, preferred_element_type=pet)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix products of rank-1/2 operands (lax.dot)."""
+    lhs, rhs = operands(lhs, rhs)
+    if lhs.ndim in (1, 2) and rhs.ndim in (1, 2):
+        return dot_general(lhs, rhs, (((lhs.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
+    raise TypeError(f"lax.dot requires rank-1 or rank-2 operands, got shapes {lhs.shape} and {rhs.shape}")
+
+
+__all__ = ["dot_general", "dot"]

@@ -1,0 +1,324 @@
+"""Elementwise primitives and their lax wrappers (strict dtypes, no implicit promotion).
+
+Each primitive: one `elementwise(...)` definition (shape/dtype rule + NumPy impl). The
+lax-level function converts Python scalars and binds.
+"""
+import numpy as np
+
+from ..core import dtypes
+from ..core.aval import ShapedArray
+from ..core.primitive import Primitive
+from . import _rules as R
+from ._rules import ANY, FLOAT, INEXACT, INT_OR_BOOL, INTEGER, NUMBER, REAL, REAL_NUMBER, elementwise, operands
+
+_bool = lambda dt: np.dtype("bool")  # noqa: E731
+
+
+def _trunc_div(x, y):
+    if np.asarray(x).dtype.kind in "iu":
+        # lax.div on integers rounds toward zero (C semantics), unlike NumPy's floor division.
+        q = np.floor_divide(x, np.where(y == 0, 1, y))
+        r = np.asarray(x) - q * y
+        return np.where((r != 0) & ((r < 0) != (np.asarray(y) < 0)), q + 1, q)
+    return np.true_divide(x, y)
+
+
+def _trunc_rem(x, y):
+    if np.asarray(x).dtype.kind in "iu":
+        return np.fmod(x, np.where(y == 0, 1, y))
+    return np.fmod(x, y)
+
+
+# name: (impl, accepted kinds, out dtype rule, arity)
+_TABLE = {
+    # arithmetic
+    "add": (np.add, NUMBER, None, 2),
+    "sub": (np.subtract, NUMBER, None, 2),
+    "mul": (np.multiply, NUMBER, None, 2),
+    "div": (_trunc_div, NUMBER, None, 2),
+    "rem": (_trunc_rem, REAL_NUMBER, None, 2),
+    "pow": (np.power, INEXACT, None, 2),
+    "max": (np.maximum, REAL, None, 2),
+    "min": (np.minimum, REAL, None, 2),
+    "atan2": (np.arctan2, FLOAT, None, 2),
+    "nextafter": (np.nextafter, FLOAT, None, 2),
+    "neg": (np.negative, NUMBER, None, 1),
+    "sign": (np.sign, NUMBER, None, 1),
+    "abs": (np.abs, NUMBER, dtypes.real_dtype, 1),
+    "floor": (np.floor, FLOAT, None, 1),
+    "ceil": (np.ceil, FLOAT, None, 1),
+    "round": (np.round, FLOAT, None, 1),
+    "is_finite": (np.isfinite, FLOAT, _bool, 1),
+    # transcendental
+    "exp": (np.exp, INEXACT, None, 1),
+    "exp2": (np.exp2, INEXACT, None, 1),
+    "log": (np.log, INEXACT, None, 1),
+    "expm1": (np.expm1, INEXACT, None, 1),
+    "log1p": (np.log1p, INEXACT, None, 1),
+    "sqrt": (np.sqrt, INEXACT, None, 1),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), INEXACT, None, 1),
+    "cbrt": (np.cbrt, FLOAT, None, 1),
+    "tanh": (np.tanh, INEXACT, None, 1),
+    "logistic": (lambda x: 1 / (1 + np.exp(-x)), INEXACT, None, 1),
+    "sin": (np.sin, INEXACT, None, 1),
+    "cos": (np.cos, INEXACT, None, 1),
+    "tan": (np.tan, INEXACT, None, 1),
+    "asin": (np.arcsin, INEXACT, None, 1),
+    "acos": (np.arccos, INEXACT, None, 1),
+    "atan": (np.arctan, INEXACT, None, 1),
+    "sinh": (np.sinh, INEXACT, None, 1),
+    "cosh": (np.cosh, INEXACT, None, 1),
+    "asinh": (np.arcsinh, INEXACT, None, 1),
+    "acosh": (np.arccosh, INEXACT, None, 1),
+    "atanh": (np.arctanh, INEXACT, None, 1),
+    # complex parts
+    "real": (np.real, INEXACT, dtypes.real_dtype, 1),
+    "imag": (np.imag, INEXACT, dtypes.real_dtype, 1),
+    "conj": (np.conj, INEXACT, None, 1),
+    # comparisons
+    "eq": (np.equal, ANY, _bool, 2),
+    "ne": (np.not_equal, ANY, _bool, 2),
+    "lt": (np.less, REAL, _bool, 2),
+    "le": (np.less_equal, REAL, _bool, 2),
+    "gt": (np.greater, REAL, _bool, 2),
+    "ge": (np.greater_equal, REAL, _bool, 2),
+    # bitwise / logical (on bool they are logical)
+    "and": (np.bitwise_and, INT_OR_BOOL, None, 2),
+    "or": (np.bitwise_or, INT_OR_BOOL, None, 2),
+    "xor": (np.bitwise_xor, INT_OR_BOOL, None, 2),
+    "not": (np.invert, INT_OR_BOOL, None, 1),
+    "shift_left": (np.left_shift, INTEGER, None, 2),
+    "shift_right_arithmetic": (np.right_shift, INTEGER, None, 2),
+    "population_count": (np.bitwise_count, INTEGER, None, 1),
+}
+
+PRIMITIVES = {name: elementwise(name, impl, kind, out, nargs) for name, (impl, kind, out, nargs) in _TABLE.items()}
+globals().update({f"{name}_p": p for name, p in PRIMITIVES.items()})
+
+
+def _shift_right_logical_impl(x, y):
+    dt = x.dtype
+    u = np.dtype(f"uint{dt.itemsize * 8}")
+    return (x.view(u) if x.ndim else np.asarray(x).view(u)) >> y.astype(u)
+
+
+def _srl_abstract(x, y):
+    return PRIMITIVES["shift_left"].abstract_eval(x, y)
+
+
+shift_right_logical_p = Primitive(
+    "shift_right_logical", _srl_abstract,
+    lambda x, y: np.asarray(_shift_right_logical_impl(np.asarray(x), np.asarray(y))).view(np.asarray(x).dtype),
+)
+
+
+def _make_wrapper(p):
+    def wrapper(*args):
+        return p.bind(*operands(*args))
+
+    wrapper.__name__ = p.name
+    wrapper.__doc__ = f"Elementwise `{p.name}` (lax: operands must share a dtype)."
+    return wrapper
+
+
+_wrappers = {name: _make_wrapper(p) for name, p in PRIMITIVES.items()}
+add, sub, mul, div, rem, pow = (_wrappers[n] for n in ("add", "sub", "mul", "div", "rem", "pow"))
+max, min, atan2, nextafter = (_wrappers[n] for n in ("max", "min", "atan2", "nextafter"))
+neg, sign, abs, floor, ceil, is_finite = (_wrappers[n] for n in ("neg", "sign", "abs", "floor", "ceil", "is_finite"))
+exp, exp2, log, expm1, log1p = (_wrappers[n] for n in ("exp", "exp2", "log", "expm1", "log1p"))
+sqrt, rsqrt, cbrt, tanh, logistic = (_wrappers[n] for n in ("sqrt", "rsqrt", "cbrt", "tanh", "logistic"))
+sin, cos, tan, asin, acos, atan = (_wrappers[n] for n in ("sin", "cos", "tan", "asin", "acos", "atan"))
+sinh, cosh, asinh, acosh, atanh = (_wrappers[n] for n in ("sinh", "cosh", "asinh", "acosh", "atanh"))
+real, imag, conj = (_wrappers[n] for n in ("real", "imag", "conj"))
+eq, ne, lt, le, gt, ge = (_wrappers[n] for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = (_wrappers[n] for n in ("and", "or", "xor", "not"))
+shift_left, shift_right_arithmetic, population_count = (
+    _wrappers[n] for n in ("shift_left", "shift_right_arithmetic", "population_count")
+)
+
+
+def shift_right_logical(x, y):
+    return shift_right_logical_p.bind(*operands(x, y))
+
+
+def round(x, rounding_method=0):
+    """Round half away from zero (method 0, JAX's default) or half to even (method 1)."""
+    (x,) = operands(x)
+    if int(rounding_method) == 1:
+        return PRIMITIVES["round"].bind(x)
+    return round_away_p.bind(x)
+
+
+round_away_p = elementwise(
+    "round_away", lambda x: np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(np.asarray(x).dtype), FLOAT, None, 1
+)
+
+
+def square(x):
+    return mul(x, x)
+
+
+def reciprocal(x):
+    (x,) = operands(x)
+    one = np.ones((), x.dtype)
+    return div(_same_typed_scalar(one, x), x)
+
+
+def _same_typed_scalar(v, like):
+    from ..core.array import Array
+
+    return Array(np.asarray(v, dtype=like.dtype), like.weak_type)
+
+
+def integer_pow(x, y):
+    """x ** y for a static Python int y (negative allowed for inexact x)."""
+    (x,) = operands(x)
+    return integer_pow_p.bind(x, y=int(y))
+
+
+def _integer_pow_abstract(x, *, y):
+    R.check_kind("integer_pow", x.dtype, NUMBER)
+    if y < 0 and not dtypes.is_inexact(x.dtype):
+        raise TypeError(f"integer_pow: negative exponent {y} needs an inexact dtype, got {x.dtype.name}")
+    return x
+
+
+def _integer_pow_impl(x, *, y):
+    x = np.asarray(x)
+    if y < 0:
+        return (np.ones((), x.dtype) / np.power(x, -y)).astype(x.dtype)
+    if y == 0:
+        return np.ones_like(x)
+    return np.power(x, np.asarray(y, x.dtype) if x.dtype.kind != "c" else y).astype(x.dtype)
+
+
+integer_pow_p = Primitive("integer_pow", _integer_pow_abstract, R.quiet(_integer_pow_impl))
+
+
+# --- type conversion ---------------------------------------------------------------------
+
+
+def _convert_abstract(x, *, new_dtype, weak_type=False):
+    return ShapedArray(x.shape, np.dtype(new_dtype), weak_type)
+
+
+def _convert_impl(x, *, new_dtype, weak_type=False):
+    x = np.asarray(x)
+    dt = np.dtype(new_dtype)
+    if x.dtype.kind == "c" and dt.kind != "c":
+        x = x.real
+    if x.dtype.kind == "f" and dt.kind in "iu":
+        # float -> int: NaN becomes 0 and out-of-range values saturate, as XLA does
+        info = np.iinfo(dt)
+        with np.errstate(invalid="ignore"):
+            x = np.where(np.isnan(x), 0, np.clip(x, info.min, info.max))
+            return np.trunc(x).astype(dt)
+    if dt.kind == "b":
+        return x != 0
+    with np.errstate(all="ignore"):
+        return x.astype(dt)
+
+
+convert_element_type_p = Primitive("convert_element_type", _convert_abstract, _convert_impl)
+
+
+def convert_element_type(operand, new_dtype):
+    """Cast `operand` to `new_dtype` (canonicalized: float64 -> float32 unless x64)."""
+    (x,) = operands(operand)
+    dt = dtypes.canonicalize_dtype(new_dtype)
+    if x.dtype == dt and not x.weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=dt.name, weak_type=False)
+
+
+def _convert_weak(x, dt, weak):
+    """Convert keeping/setting weak-typedness (used by jnp promotion)."""
+    if x.dtype == dt and x.weak_type == weak:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=np.dtype(dt).name, weak_type=bool(weak))
+
+
+def bitcast_convert_type(operand, new_dtype):
+    (x,) = operands(operand)
+    return bitcast_convert_type_p.bind(x, new_dtype=np.dtype(new_dtype).name)
+
+
+def _bitcast_abstract(x, *, new_dtype):
+    dt = np.dtype(new_dtype)
+    if dt.itemsize == x.dtype.itemsize:
+        shape = x.shape
+    elif dt.itemsize < x.dtype.itemsize:
+        shape = x.shape + (x.dtype.itemsize // dt.itemsize,)
+    else:
+        ratio = dt.itemsize // x.dtype.itemsize
+        if not x.shape or x.shape[-1] != ratio:
+            raise TypeError(f"bitcast_convert_type from {x.dtype.name} to {dt.name} needs a last dimension of {ratio}")
+        shape = x.shape[:-1]
+    return ShapedArray(shape, dt)
+
+
+def _bitcast_impl(x, *, new_dtype):
+    x = np.ascontiguousarray(x)
+    dt = np.dtype(new_dtype)
+    out = x.view(dt)
+    if dt.itemsize < x.dtype.itemsize:
+        return out.reshape(x.shape + (x.dtype.itemsize // dt.itemsize,))
+    if dt.itemsize > x.dtype.itemsize:
+        return out.reshape(x.shape[:-1])
+    return out.reshape(x.shape)
+
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type", _bitcast_abstract, _bitcast_impl)
+
+
+# --- selection ---------------------------------------------------------------------------
+
+
+def _select_n_abstract(which, *cases):
+    if not cases:
+        raise TypeError("select_n requires at least one case")
+    if which.dtype.kind not in "bi":
+        raise TypeError(f"select_n: `which` must be bool or int32, got {which.dtype.name}")
+    if which.dtype.kind == "b" and len(cases) > 2:
+        raise TypeError("select_n: a boolean `which` selects between at most two cases")
+    dt = R.same_dtype("select_n", cases)
+    shape = R.nary_shape("select_n", (which,) + cases)
+    return ShapedArray(shape, dt, R.all_weak(cases))
+
+
+def _select_n_impl(which, *cases):
+    which = np.asarray(which)
+    if which.dtype == np.bool_:
+        out = np.where(which, cases[1], cases[0]) if len(cases) == 2 else np.broadcast_to(cases[0], which.shape)
+    else:
+        out = np.choose(which, np.broadcast_arrays(*cases, which)[:-1], mode="clip")
+    return np.asarray(out, dtype=np.asarray(cases[0]).dtype)
+
+
+select_n_p = Primitive("select_n", _select_n_abstract, _select_n_impl)
+
+
+def select_n(which, *cases):
+    """cases[which] elementwise (`which` bool or int)."""
+    return select_n_p.bind(*operands(which, *cases))
+
+
+def select(pred, on_true, on_false):
+    """`on_true` where `pred` else `on_false` (lax.select: pred is bool)."""
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min, x, max):  # noqa: A002 - lax's argument names
+    """`x` clipped to [min, max] (lax.clamp's argument order)."""
+    return _wrappers["min"](_wrappers["max"](x, min), max)
+
+
+__all__ = [
+    "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "neg", "sign",
+    "abs", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log", "expm1", "log1p", "sqrt",
+    "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+    "cosh", "asinh", "acosh", "atanh", "real", "imag", "conj", "eq", "ne", "lt", "le", "gt", "ge",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "population_count", "square", "reciprocal",
+    "integer_pow", "convert_element_type", "bitcast_convert_type", "select_n", "select", "clamp",
+]

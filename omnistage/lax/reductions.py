@@ -1,0 +1,136 @@
+"""Reduction primitives over static axes: reduce_sum/prod/max/min/and/or/xor, argmax/argmin."""
+import numpy as np
+
+from ..core import dtypes
+from ..core.aval import ShapedArray
+from ..core.primitive import Primitive
+from . import _rules as R
+from ._rules import operands
+
+
+def _reduce_abstract(name, kind):
+    def rule(x, *, axes):
+        R.check_kind(name, x.dtype, kind)
+        if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
+            raise ValueError(f"{name}: axes {axes} out of range or repeated for shape {x.shape}")
+        return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype, x.weak_type)
+
+    return rule
+
+
+def _reduce_impl(fn):
+    def impl(x, *, axes):
+        x = np.asarray(x)
+        return np.asarray(fn(x, axis=axes), dtype=x.dtype) if axes else x
+
+    return R.quiet(impl)
+
+
+def _np_sum(x, axis):
+    return np.sum(x, axis=axis, dtype=x.dtype)
+
+
+def _np_prod(x, axis):
+    return np.prod(x, axis=axis, dtype=x.dtype)
+
+
+def _np_max(x, axis):
+    return np.max(x, axis=axis) if 0 not in x.shape else np.full([d for i, d in enumerate(x.shape) if i not in axis], _identity(x.dtype, "max"), x.dtype)
+
+
+def _np_min(x, axis):
+    return np.min(x, axis=axis) if 0 not in x.shape else np.full([d for i, d in enumerate(x.shape) if i not in axis], _identity(x.dtype, "min"), x.dtype)
+
+
+def _identity(dt, which):
+    dt = np.dtype(dt)
+    if dt.kind == "f":
+        return -np.inf if which == "max" else np.inf
+    if dt.kind == "b":
+        return which != "max"
+    info = np.iinfo(dt)
+    return info.min if which == "max" else info.max
+
+
+_TABLE = {
+    "reduce_sum": (_np_sum, R.NUMBER),
+    "reduce_prod": (_np_prod, R.NUMBER),
+    "reduce_max": (_np_max, R.REAL),
+    "reduce_min": (_np_min, R.REAL),
+    "reduce_and": (lambda x, axis: np.logical_and.reduce(x, axis=axis) if x.dtype == np.bool_ else np.bitwise_and.reduce(x, axis=axis), R.INT_OR_BOOL),
+    "reduce_or": (lambda x, axis: np.logical_or.reduce(x, axis=axis) if x.dtype == np.bool_ else np.bitwise_or.reduce(x, axis=axis), R.INT_OR_BOOL),
+    "reduce_xor": (lambda x, axis: np.logical_xor.reduce(x, axis=axis) if x.dtype == np.bool_ else np.bitwise_xor.reduce(x, axis=axis), R.INT_OR_BOOL),
+}
+
+PRIMITIVES = {n: Primitive(n, _reduce_abstract(n, kind), _reduce_impl(fn)) for n, (fn, kind) in _TABLE.items()}
+globals().update({f"{n}_p": p for n, p in PRIMITIVES.items()})
+
+
+def _reducer(name):
+    p = PRIMITIVES[name]
+
+    def reduce(operand, axes):
+        (x,) = operands(operand)
+        axes = R.canonical_axes(axes, x.ndim)
+        if not axes:
+            return x
+        return p.bind(x, axes=axes)
+
+    reduce.__name__ = name
+    return reduce
+
+
+reduce_sum = _reducer("reduce_sum")
+reduce_prod = _reducer("reduce_prod")
+reduce_max = _reducer("reduce_max")
+reduce_min = _reducer("reduce_min")
+reduce_and = _reducer("reduce_and")
+reduce_or = _reducer("reduce_or")
+reduce_xor = _reducer("reduce_xor")
+
+
+def _arg_abstract(name):
+    def rule(x, *, axis, index_dtype):
+        R.check_kind(name, x.dtype, R.REAL)
+        if not 0 <= axis < x.ndim:
+            raise ValueError(f"{name}: axis {axis} out of bounds for shape {x.shape}")
+        if x.shape[axis] == 0:
+            raise ValueError(f"{name}: attempt to get {name} of an empty sequence (axis {axis} of shape {x.shape})")
+        return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i != axis), np.dtype(index_dtype))
+
+    return rule
+
+
+def _arg_impl(fn):
+    def impl(x, *, axis, index_dtype):
+        return np.asarray(fn(np.asarray(x), axis=axis), dtype=np.dtype(index_dtype))
+
+    return impl
+
+
+def _nan_first(fn, nanfn):
+    # NaN wins, as in JAX and NumPy
+    def f(x, axis):
+        if x.dtype.kind == "f":
+            has_nan = np.isnan(x)
+            return np.where(has_nan.any(axis=axis), np.argmax(has_nan, axis=axis), fn(np.where(has_nan, 0, x), axis=axis))
+        return fn(x, axis=axis)
+
+    return f
+
+
+argmax_p = Primitive("argmax", _arg_abstract("argmax"), _arg_impl(_nan_first(np.argmax, None)))
+argmin_p = Primitive("argmin", _arg_abstract("argmin"), _arg_impl(_nan_first(np.argmin, None)))
+
+
+def argmax(operand, axis, index_dtype):
+    (x,) = operands(operand)
+    return argmax_p.bind(x, axis=R.canonical_axes(axis, x.ndim)[0], index_dtype=dtypes.canonicalize_dtype(index_dtype).name)
+
+
+def argmin(operand, axis, index_dtype):
+    (x,) = operands(operand)
+    return argmin_p.bind(x, axis=R.canonical_axes(axis, x.ndim)[0], index_dtype=dtypes.canonicalize_dtype(index_dtype).name)
+
+
+__all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor", "argmax", "argmin"]

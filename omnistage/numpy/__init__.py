@@ -1,0 +1,27 @@
+"""`omnistage.numpy` (jnp): the NumPy API with JAX's semantics, built on `omnistage.lax`.
+
+Each submodule owns one area and exports through `__all__`; this file only gathers them.
+Imports core and lax; never staging or later layers.
+"""
+import numpy as _np
+
+from ..core.array import Array as ndarray
+from ..core.dtypes import result_type, promote_types, issubdtype, canonicalize_dtype
+from ._scalar_types import *  # noqa: F401,F403
+from .creation import *  # noqa: F401,F403
+from .ufuncs import *  # noqa: F401,F403
+from .reductions import *  # noqa: F401,F403
+from .shapes import *  # noqa: F401,F403
+from .contractions import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from . import _methods  # noqa: F401  (installs operators on Array and tracers)
+from ._extra_modules import *  # noqa: F401,F403
+
+dtype = _np.dtype
+finfo = _np.finfo
+iinfo = _np.iinfo
+generic, number, inexact, floating, complexfloating = _np.generic, _np.number, _np.inexact, _np.floating, _np.complexfloating
+integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.unsignedinteger
+bool = bool_  # noqa: A001 - NumPy 2 spells it both ways
+pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
+newaxis = None

@@ -1,0 +1,114 @@
+"""NumPy-style argument handling for `omnistage.numpy`: JAX type promotion (weak Python
+scalars, the lattice) and NumPy broadcasting, made explicit as lax conversions and
+`broadcast_in_dim` statements so that every primitive sees equal dtypes and shapes."""
+import numpy as np
+
+from ..core import dtypes
+from ..core.array import Array
+from ..core.tracer import Tracer
+from .. import lax
+from ..lax import _rules
+from ..lax.elementwise import _convert_weak
+
+_SCALARS = (bool, int, float, complex)
+
+
+def is_arraylike(x):
+    return isinstance(x, (Array, Tracer, np.ndarray, np.generic, *_SCALARS)) or hasattr(x, "__array__")
+
+
+def check_arraylike(name, *args):
+    for i, a in enumerate(args):
+        if not is_arraylike(a) or isinstance(a, (list, tuple)):
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)} at position {i}.")
+
+
+def _convert(x, dt, weak):
+    """`x` as an operand of dtype `dt` (Python scalars become typed constants directly)."""
+    if isinstance(x, _SCALARS) and not isinstance(x, np.generic):
+        with np.errstate(all="ignore"):
+            return Array(_scalar_to(x, dt), weak)
+    x = _rules.to_operand(x)
+    return _convert_weak(x, dt, weak and x.weak_type)
+
+
+def _scalar_to(x, dt):
+    dt = np.dtype(dt)
+    if dt.kind in "iu" and isinstance(x, int):
+        info = np.iinfo(dt)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+    if dt.kind in "iub" and isinstance(x, complex):
+        x = x.real
+    return np.asarray(x).astype(dt) if not isinstance(x, int) or dt.kind != "f" else np.asarray(float(x), dt)
+
+
+def promote_dtypes(*args):
+    """Convert args to their common JAX-promoted dtype."""
+    if len(args) == 0:
+        return []
+    dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    return [_convert(a, dt, weak) for a in args]
+
+
+def promote_dtypes_inexact(*args):
+    dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    inexact = dtypes.to_inexact(dt)
+    if inexact != dt:
+        inexact = dtypes.canonicalize_dtype(inexact)
+    return [_convert(a, inexact, weak) for a in args]
+
+
+def promote_dtypes_numeric(*args):
+    dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    if dt.kind == "b":
+        dt = dtypes.default_int_dtype()
+    return [_convert(a, dt, weak) for a in args]
+
+
+def promote_shapes(name, *args):
+    """Broadcast operands to one shape; rank-0 operands are left for the primitive to broadcast."""
+    shapes = [a.shape for a in args]
+    nonscalar = [s for s in shapes if len(s)]
+    if len(set(nonscalar)) <= 1:
+        return list(args)
+    try:
+        result = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(
+            f"{name}: incompatible shapes for broadcasting: {', '.join(str(tuple(s)) for s in shapes)}"
+        ) from None
+    return [a if (a.ndim == 0 or a.shape == result) else broadcast_to_shape(a, result) for a in args]
+
+
+def broadcast_to_shape(x, shape):
+    shape = tuple(shape)
+    x = _rules.to_operand(x)
+    if x.shape == shape:
+        return x
+    if x.ndim > len(shape):
+        raise ValueError(f"Incompatible shapes for broadcasting: {x.shape} and requested shape {shape}")
+    lead = len(shape) - x.ndim
+    for i, d in enumerate(x.shape):
+        if d != 1 and d != shape[lead + i]:
+            raise ValueError(f"Incompatible shapes for broadcasting: {x.shape} and requested shape {shape}")
+    # size-1 dims that stretch are dropped from the operand, then broadcast
+    keep = [i for i, d in enumerate(x.shape) if d == shape[lead + i]]
+    if len(keep) != x.ndim:
+        x = lax.reshape(x, tuple(x.shape[i] for i in keep))
+    return lax.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
+
+
+def promote_args(name, *args):
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes(*args))
+
+
+def promote_args_inexact(name, *args):
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes_inexact(*args))
+
+
+def promote_args_numeric(name, *args):
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes_numeric(*args))

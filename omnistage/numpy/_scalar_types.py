@@ -1,0 +1,57 @@
+"""`jnp.float32` and friends: callable scalar types that make Arrays and compare equal to
+NumPy dtypes (`x.dtype == jnp.float32`)."""
+import numpy as np
+
+from ..core import dtypes
+
+
+class _ScalarMeta(type):
+    def __eq__(cls, other):
+        try:
+            return np.dtype(cls.dtype) == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __ne__(cls, other):
+        eq = cls.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __call__(cls, x=0):
+        from .creation import array
+
+        return array(x, dtype=cls.dtype)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, cls.dtype.type)
+
+    def __repr__(cls):
+        return f"<class 'omnistage.numpy.{cls.__name__}'>"
+
+
+def _make(name, np_type):
+    return _ScalarMeta(name, (), {"dtype": np.dtype(np_type)})
+
+
+bool_ = _make("bool_", np.bool_)
+int8, int16, int32, int64 = (_make(n, getattr(np, n)) for n in ("int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (_make(n, getattr(np, n)) for n in ("uint8", "uint16", "uint32", "uint64"))
+float16, float32, float64 = (_make(n, getattr(np, n)) for n in ("float16", "float32", "float64"))
+complex64, complex128 = _make("complex64", np.complex64), _make("complex128", np.complex128)
+if getattr(dtypes.bfloat16, "dtype", 1) is not None:
+    bfloat16 = _make("bfloat16", dtypes.bfloat16)
+else:
+    bfloat16 = dtypes.bfloat16
+float_, complex_ = float64, complex128
+int_ = int64
+uint = uint64
+single, double = float32, float64
+csingle, cdouble = complex64, complex128
+
+__all__ = [
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128", "bfloat16", "float_",
+    "complex_", "int_", "uint", "single", "double", "csingle", "cdouble",
+]

@@ -1,0 +1,229 @@
+"""The `Program`: the one IR every pass reads and writes.
+
+A Program is an `ast.FunctionDef` in A-normal form plus a table from variable name to
+aval, and a table of array constants. Each statement is `outs = prim(atoms..., **params)`
+where atoms are names or typed literals (`np.float32(2.0)`) and params are Python literals;
+nested `FunctionDef`s (control-flow bodies) may precede the statement that uses them. The
+last statement is `return (atoms...)`. `str(program)` is runnable Python with one import
+line; every statement carries its user `file:line` as a trailing comment.
+"""
+import ast
+import os
+from typing import NamedTuple
+
+import numpy as np
+
+from ..core import primitive as core_primitive
+from ..core.aval import ShapedArray
+from . import literals
+
+HEADER = "from omnistage.staging.runtime import *  # omnistage program: runnable Python"
+
+
+class Eqn(NamedTuple):
+    """A readable view of one primitive statement."""
+
+    outs: list  # output variable names
+    prim: str  # primitive name
+    ins: list  # ast expressions: ast.Name or typed literals
+    params: dict  # Python literals
+    stmt: ast.stmt
+
+
+def is_eqn(stmt):
+    return isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
+
+
+def eqn(stmt):
+    """View `outs = prim(ins..., **params)` as an Eqn."""
+    target = stmt.targets[0]
+    outs = [e.id for e in target.elts] if isinstance(target, ast.Tuple) else [target.id]
+    call = stmt.value
+    params = {k.arg: literals.param_value(k.value) for k in call.keywords}
+    return Eqn(outs, call.func.id, list(call.args), params, stmt)
+
+
+def make_stmt(outs, prim, ins, params, loc=None, multiple=False):
+    """The inverse of `eqn`: build `outs = prim(ins..., **params)` (ins are AST atoms)."""
+    if multiple:
+        target = ast.Tuple([ast.Name(o, ast.Store()) for o in outs], ast.Store())
+    else:
+        (out,) = outs
+        target = ast.Name(out, ast.Store())
+    call = ast.Call(
+        ast.Name(prim, ast.Load()),
+        list(ins),
+        [ast.keyword(k, literals.param_ast(v)) for k, v in params.items()],
+    )
+    stmt = ast.Assign([target], call, lineno=0)
+    stmt.loc = loc
+    return stmt
+
+
+def name_atom(name):
+    return ast.Name(name, ast.Load())
+
+
+def atom_name(node):
+    """The variable name an atom refers to, or None for a literal."""
+    return node.id if isinstance(node, ast.Name) else None
+
+
+class Program:
+    """An ANF function (`fn`), its avals table and constants. Passes return new Programs."""
+
+    def __init__(self, fn, avals, consts=None, debug_name=None):
+        self.fn = fn
+        self.avals = dict(avals)
+        self.consts = dict(consts or {})
+        self.debug_name = debug_name or fn.name
+        self._compiled = None
+
+    # --- structure ----------------------------------------------------------------------
+
+    @property
+    def name(self):
+        return self.fn.name
+
+    @property
+    def in_names(self):
+        return [a.arg for a in self.fn.args.args]
+
+    @property
+    def body(self):
+        return self.fn.body
+
+    @property
+    def return_stmt(self):
+        return self.fn.body[-1]
+
+    @property
+    def out_atoms(self):
+        ret = self.return_stmt.value
+        return list(ret.elts) if isinstance(ret, ast.Tuple) else [ret]
+
+    def atom_aval(self, node):
+        if isinstance(node, ast.Name):
+            if node.id in self.avals:
+                return self.avals[node.id]
+            if node.id in self.consts:
+                c = self.consts[node.id]
+                return ShapedArray(c.shape, c.dtype)
+            raise NameError(f"undefined variable {node.id!r} in program {self.name}")
+        return literals.literal_aval(node)
+
+    @property
+    def in_avals(self):
+        return [self.avals[n] for n in self.in_names]
+
+    @property
+    def out_avals(self):
+        return [self.atom_aval(a) for a in self.out_atoms]
+
+    def eqns(self):
+        """The primitive statements of the top-level body, as Eqn views."""
+        return [eqn(s) for s in self.fn.body if is_eqn(s)]
+
+    # --- printing -----------------------------------------------------------------------
+
+    def source(self, with_header=True, with_locs=True):
+        lines = [HEADER] if with_header else []
+        for name, value in self.consts.items():
+            lines.append(f"{name} = {_const_source(value)}")
+        if self.consts or with_header:
+            lines.append("")
+        lines.extend(format_function(self.fn, with_locs=with_locs))
+        return "\n".join(lines) + "\n"
+
+    def __str__(self):
+        return self.source()
+
+    def __repr__(self):
+        ins = ", ".join(f"{n}:{self.avals[n].str_short()}" for n in self.in_names)
+        return f"<Program {self.name}({ins}) with {len(self.eqns())} equations>"
+
+    def pretty(self):
+        """The source with each statement's output avals appended to its comment."""
+        return self.source()
+
+    # --- checking -----------------------------------------------------------------------
+
+    def check(self):
+        """Re-infer every statement's aval from its inputs; raise on any disagreement."""
+        check_body(self.fn.body, self.in_names, self.avals, self.consts, self.name)
+        return self
+
+
+def _const_source(value):
+    v = np.asarray(value)
+    return f"np.array({v.tolist()!r}, dtype=np.{v.dtype.name})"
+
+
+def format_function(fn, indent="", with_locs=True):
+    """Lines of `fn`'s source; each statement gets its user `file:line` comment."""
+    args = ", ".join(a.arg for a in fn.args.args)
+    lines = [f"{indent}def {fn.name}({args}):"]
+    inner = indent + "    "
+    for stmt in fn.body:
+        if isinstance(stmt, ast.FunctionDef):
+            lines.extend(format_function(stmt, inner, with_locs))
+            continue
+        text = ast.unparse(stmt)
+        loc = getattr(stmt, "loc", None)
+        if with_locs and loc is not None:
+            text += f"  # {os.path.basename(loc.file)}:{loc.line}"
+        lines.append(inner + text)
+    return lines
+
+
+class ProgramCheckError(Exception):
+    """A pass produced an ill-typed program."""
+
+
+def check_body(body, in_names, avals, consts, where):
+    defined = set(in_names) | set(consts)
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef):
+            defined.add(stmt.name)
+            continue
+        if isinstance(stmt, ast.Return):
+            for node in ast.walk(stmt.value):
+                if isinstance(node, ast.Name) and node.id not in defined:
+                    raise ProgramCheckError(f"{where}: return uses undefined {node.id!r}")
+            continue
+        if not is_eqn(stmt):
+            raise ProgramCheckError(f"{where}: not an equation: {ast.unparse(stmt)}")
+        e = eqn(stmt)
+        prim = core_primitive.registry.get(e.prim)
+        if prim is None:
+            raise ProgramCheckError(f"{where}: unknown primitive {e.prim!r}")
+        in_avals = []
+        for a in e.ins:
+            if isinstance(a, ast.Name):
+                if a.id not in defined:
+                    raise ProgramCheckError(f"{where}: {ast.unparse(stmt)} uses undefined {a.id!r}")
+                if a.id in consts:
+                    c = consts[a.id]
+                    in_avals.append(ShapedArray(c.shape, c.dtype))
+                else:
+                    in_avals.append(avals[a.id])
+            elif literals.is_literal(a):
+                in_avals.append(literals.literal_aval(a))
+            else:
+                raise ProgramCheckError(f"{where}: operand is not an atom: {ast.unparse(a)}")
+        try:
+            out = prim.abstract_eval(*in_avals, **e.params)
+        except Exception as exc:  # noqa: BLE001 - re-raised with the statement
+            raise ProgramCheckError(f"{where}: {ast.unparse(stmt)}: {exc}") from exc
+        outs = list(out) if prim.multiple_results else [out]
+        if len(outs) != len(e.outs):
+            raise ProgramCheckError(f"{where}: {ast.unparse(stmt)}: arity {len(e.outs)} != {len(outs)}")
+        for name, aval in zip(e.outs, outs):
+            have = avals.get(name)
+            if have is None or have.shape != aval.shape or have.dtype != aval.dtype:
+                raise ProgramCheckError(
+                    f"{where}: {ast.unparse(stmt)}: table says {name}: {have}, inferred {aval}"
+                )
+            if name in defined:
+                raise ProgramCheckError(f"{where}: {name!r} assigned twice")
+            defined.add(name)

@@ -1,0 +1,222 @@
+"""The staging trace: runs a Python function on tracers and records one statement per
+primitive application, producing a `Program`.
+
+Omnistaging: while a StagingTrace is the innermost trace, every `bind` is staged into it,
+whether or not its operands are traced. Concrete operands become typed literals (scalars)
+or named constants (arrays). A tracer of an enclosing, still-live trace is captured as an
+extra input; a tracer of a finished trace raises UnexpectedTracerError.
+"""
+import ast
+import itertools
+import sys
+
+import numpy as np
+
+from ..core import primitive as core_primitive
+from ..core.array import Array
+from ..core.aval import ShapedArray
+from ..core.source_info import user_loc
+from ..core.tracer import Tracer
+from . import literals, naming
+from .program import Program, make_stmt, name_atom
+
+
+class StagingTracer(Tracer):
+    """A traced value: a variable of the program being staged."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, trace, aval, name, loc=None, deps=frozenset()):
+        super().__init__(trace, aval, loc, deps)
+        self._name = name
+
+
+class DebugInfo:
+    """What is being staged, for error messages: function, its location, arg names."""
+
+    def __init__(self, fun, transform="jit", arg_names=()):
+        self.fun_name = getattr(fun, "__name__", type(fun).__name__)
+        code = getattr(getattr(fun, "__func__", fun), "__code__", None)
+        self.where = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else "<unknown>"
+        self.transform = transform
+        self.arg_names = tuple(arg_names)
+
+
+class StagingTrace:
+    """Collects statements while a function runs on StagingTracers."""
+
+    _ids = itertools.count()
+
+    def __init__(self, debug_info):
+        self.debug_info = debug_info
+        self.stmts = []
+        self.avals = {}
+        self.consts = {}
+        self._const_names = {}  # id(value) -> name, dedupes repeated constants
+        self._const_keep = []  # keep constant objects alive so ids stay unique
+        self.captures = []  # (outer tracer, inner input name)
+        self._capture_names = {}
+        self.in_names = []
+        self.finished = False
+        self._tmp = itertools.count()
+        self._id = next(self._ids)
+
+    def describe_function(self):
+        d = self.debug_info
+        return f"the function {d.fun_name} at {d.where} for {d.transform}"
+
+    # --- variables ----------------------------------------------------------------------
+
+    def _tmp_name(self):
+        return f"_t{self._id}_{next(self._tmp)}"
+
+    def new_arg(self, aval, name=None):
+        var = self._tmp_name()
+        self.in_names.append(var)
+        self.avals[var] = aval
+        self._arg_labels = getattr(self, "_arg_labels", {})
+        self._arg_labels[var] = name or "arg"
+        return StagingTracer(self, aval, var, None, frozenset([name or "arg"]))
+
+    def atom(self, x):
+        """The AST atom for operand `x` (a tracer of this trace, a capture, or a constant)."""
+        if isinstance(x, StagingTracer):
+            if x._trace is self:
+                return name_atom(x._name)
+            if x._trace.finished:
+                raise x._escaped_error()
+            return name_atom(self._capture(x))
+        if isinstance(x, Tracer):
+            raise TypeError(f"cannot stage a foreign tracer {x!r}")
+        value = x._value if isinstance(x, Array) else np.asarray(x)
+        if literals.can_inline(value):
+            return literals.literal_ast(value)
+        return name_atom(self._const(x, value))
+
+    def _capture(self, tracer):
+        key = id(tracer)
+        if key not in self._capture_names:
+            var = self._tmp_name()
+            self._capture_names[key] = var
+            self.captures.append((tracer, var))
+            self.in_names.append(var)
+            self.avals[var] = tracer.aval
+            self._arg_labels = getattr(self, "_arg_labels", {})
+            self._arg_labels[var] = getattr(tracer, "_name", "captured")
+        return self._capture_names[key]
+
+    def _const(self, obj, value):
+        key = id(obj)
+        if key not in self._const_names:
+            name = f"_c{len(self.consts)}"
+            self._const_names[key] = name
+            self._const_keep.append(obj)
+            self.consts[name] = np.asarray(value)
+        return self._const_names[key]
+
+    # --- primitives ---------------------------------------------------------------------
+
+    def process_primitive(self, prim, args, params):
+        atoms = [self.atom(a) for a in args]
+        in_avals = [a.aval if isinstance(a, (Tracer, Array)) else _aval_of_value(a) for a in args]
+        out_aval = core_primitive.abstract_eval_located(prim, in_avals, params)
+        loc = user_loc()
+        deps = frozenset().union(*(a._deps for a in args if isinstance(a, Tracer)))
+        out_avals = list(out_aval) if prim.multiple_results else [out_aval]
+        outs = []
+        for aval in out_avals:
+            var = self._tmp_name()
+            self.avals[var] = aval
+            outs.append(StagingTracer(self, aval, var, loc, deps))
+        stmt = make_stmt([t._name for t in outs], prim.name, atoms, params, loc, prim.multiple_results)
+        self.stmts.append(stmt)
+        return outs if prim.multiple_results else outs[0]
+
+    # --- errors -------------------------------------------------------------------------
+
+    def provenance(self, tracer):
+        d = self.debug_info
+        lines = [f"The error occurred while tracing the function {d.fun_name} at {d.where} for {d.transform}."]
+        if tracer._deps:
+            names = ", ".join(sorted(tracer._deps))
+            plural = "s" if len(tracer._deps) > 1 else ""
+            lines.append(
+                f"This concrete value was not available in Python because it depends on the "
+                f"value of the argument{plural} {names}."
+            )
+        else:
+            lines.append(
+                "This value was staged by an omnistage.numpy/lax call (omnistaging stages every "
+                "such call); use NumPy for values that must be known at trace time."
+            )
+        if tracer._loc is not None:
+            lines.append(f"The value became traced at:\n{tracer._loc.describe()}")
+        return "\n".join(lines)
+
+    # --- finishing ----------------------------------------------------------------------
+
+    def finish(self, outputs, name, arg_names=None):
+        """Build the Program returning `outputs` (tracers or concrete values)."""
+        out_atoms = [self.atom(o) for o in outputs]
+        self.finished = True
+        labels = getattr(self, "_arg_labels", {})
+        namer = naming.Namer()
+        mapping = {var: namer.fresh(labels.get(var, "arg")) for var in self.in_names}
+        infos = []
+        for s in self.stmts:
+            t = s.targets[0]
+            outs = [e.id for e in t.elts] if isinstance(t, ast.Tuple) else [t.id]
+            infos.append((outs, s.value.func.id, s.loc))
+        mapping.update(naming.readable_names(infos, None, namer.taken))
+        renamer = _Renamer(mapping)
+        body = [renamer.visit(s) for s in self.stmts]
+        ret = ast.Return(ast.Tuple([renamer.visit(a) for a in out_atoms], ast.Load()))
+        fn = ast.FunctionDef(
+            name=naming.sanitize(name),
+            args=ast.arguments(
+                posonlyargs=[], args=[ast.arg(mapping[v]) for v in self.in_names], vararg=None,
+                kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
+            ),
+            body=body + [ret],
+            decorator_list=[],
+            returns=None,
+            lineno=0,
+            **({"type_params": []} if sys.version_info >= (3, 12) else {}),
+        )
+        avals = {mapping[k]: v for k, v in self.avals.items() if k in mapping}
+        return Program(fn, avals, self.consts)
+
+
+class _Renamer(ast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        new = self.mapping.get(node.id)
+        if new is not None:
+            node.id = new
+        return node
+
+
+def _aval_of_value(x):
+    from ..core.array import aval_of
+
+    return aval_of(x)
+
+
+def stage(fun, in_avals, arg_names=None, debug_info=None, name=None):
+    """Trace `fun(*tracers)` (flat inputs and outputs) into a Program.
+
+    Returns (program, trace) — the trace lists captured outer tracers, if any.
+    """
+    debug_info = debug_info or DebugInfo(fun, "make_jaxpr")
+    trace = StagingTrace(debug_info)
+    names = list(arg_names) if arg_names is not None else [f"a{i}" for i in range(len(in_avals))]
+    tracers = [trace.new_arg(aval, n) for aval, n in zip(in_avals, names)]
+    try:
+        with core_primitive.new_trace(trace):
+            outs = fun(*tracers)
+        program = trace.finish(list(outs), name or debug_info.fun_name)
+    finally:
+        trace.finished = True
+    return program, trace
