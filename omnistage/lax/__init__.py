@@ -1,14 +1,23 @@
 """`omnistage.lax`: the primitives with strict typing (no implicit promotion).
 
 Every function here binds a primitive from the core registry. Imports core only.
+Each submodule owns one area and exports through `__all__`.
 """
+from . import elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution, control_flow
+
 from .elementwise import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .contractions import *  # noqa: F401,F403
-from .elementwise import __all__ as _a1
-from .shapes import __all__ as _a2
-from .reductions import __all__ as _a3
-from .contractions import __all__ as _a4
+from .indexing import *  # noqa: F401,F403
+from .cumulative import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .convolution import *  # noqa: F401,F403
+from .control_flow import *  # noqa: F401,F403
 
-__all__ = [*_a1, *_a2, *_a3, *_a4]
+__all__ = [
+    name
+    for mod in (elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution, control_flow)
+    for name in mod.__all__
+]

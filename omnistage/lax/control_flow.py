@@ -1,0 +1,3 @@
+"""lax control_flow primitives (being written)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""lax convolution primitives (being written)."""
+
+__all__ = []

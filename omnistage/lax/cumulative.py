@@ -1,0 +1,3 @@
+"""lax cumulative primitives (being written)."""
+
+__all__ = []

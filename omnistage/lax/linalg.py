@@ -1,0 +1,3 @@
+"""lax linalg primitives (being written)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""(being written)."""
+
+__all__ = []
