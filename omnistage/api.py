@@ -158,6 +158,7 @@ class Compiled:
         self.out_avals = program.out_avals
         self.backend = backend
         self._run = compile_program(program)
+        self._single_leaf = tree_util.treedef_is_leaf(out_tree)
 
     def as_text(self):
         return self.program.source()
@@ -165,6 +166,13 @@ class Compiled:
     def call_flat(self, values):
         outs = self._run(*values)
         return [Array.from_numpy(o, a) for o, a in zip(outs, self.out_avals)]
+
+    def call_tree(self, values):
+        """Run on flat NumPy values; return the output pytree of Arrays."""
+        outs = self._run(*values)
+        if self._single_leaf:
+            return Array.from_numpy(outs[0], self.out_avals[0])
+        return tree_util.tree_unflatten(self.out_tree, [Array.from_numpy(o, a) for o, a in zip(outs, self.out_avals)])
 
     def __call__(self, *args, **kwargs):
         leaves = tree_util.tree_leaves((args, kwargs))
@@ -273,6 +281,11 @@ class JitFunction:
     # --- calling --------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and not self._static_argnums and all(type(a) is Array for a in args):
+            # Fast path: positional Arrays only; the key needs no pytree flattening.
+            entry = self._cache.get((self._options, config.epoch, len(args), *[a.aval for a in args]))
+            if entry is not None:
+                return entry.call_tree([a._value for a in args])
         if config.read("jax_disable_jit"):
             return self._fun(*args, **kwargs)
         static, dyn_args, dyn_kwargs = self._split(args, kwargs)
@@ -286,8 +299,9 @@ class JitFunction:
         if entry is None:
             program, out_tree = self._trace(static, dyn_args, dyn_kwargs, avals, in_tree)
             entry = self._executable(key, program, out_tree)
-        outs = entry.call_flat([leaf_value(x, a) for x, a in zip(leaves, avals)])
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+            if not static and not dyn_kwargs and all(type(a) is Array for a in dyn_args):
+                self._cache[(self._options, config.epoch, len(dyn_args), *avals)] = entry
+        return entry.call_tree([leaf_value(x, a) for x, a in zip(leaves, avals)])
 
     def _executable(self, key, program, out_tree):
         entry = self._cache.get(key)

@@ -67,21 +67,26 @@ def _node_for(x):
 class PyTreeDef:
     """The structure of a pytree; hashable and comparable, so it can be a cache key."""
 
-    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash")
+    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash", "_k")
 
     def __init__(self, node_type, aux, children):
         self.node_type, self.aux, self.children = node_type, aux, tuple(children)
         self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in self.children)
         self._hash = None
+        self._k = None
 
     @property
     def num_nodes(self):
         return 1 + sum(c.num_nodes for c in self.children)
 
     def _key(self):
-        return (self.node_type, _hashable_aux(self.aux), self.children)
+        if self._k is None:
+            self._k = (self.node_type, _hashable_aux(self.aux), self.children)
+        return self._k
 
     def __eq__(self, other):
+        if self is other:
+            return True
         return isinstance(other, PyTreeDef) and self._key() == other._key()
 
     def __hash__(self):
