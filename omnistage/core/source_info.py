@@ -41,8 +41,12 @@ class SourceLoc:
         return f"SourceLoc({self.short}, in {self.function})"
 
 
+# Files inside the package that are user-level code (the guided tour), not library code.
+_USER_FILES_IN_PKG = {_PKG_DIR + "omnistage" + os.sep + "__main__.py"}
+
+
 def is_internal_file(filename):
-    return filename.startswith(_PKG_DIR) and not filename.startswith(_PKG_DIR + "tests")
+    return filename.startswith(_PKG_DIR) and filename not in _USER_FILES_IN_PKG
 
 
 def user_loc(skip_internal=True):
@@ -50,7 +54,7 @@ def user_loc(skip_internal=True):
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not (skip_internal and filename.startswith(_PKG_DIR)) and not filename.startswith("<frozen"):
+        if not (skip_internal and is_internal_file(filename)) and not filename.startswith("<frozen"):
             return SourceLoc(filename, frame.f_lineno, frame.f_code.co_name, id(frame))
         frame = frame.f_back
     return None

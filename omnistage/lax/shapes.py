@@ -1,5 +1,6 @@
 """Shape primitives: broadcast_in_dim, reshape, transpose, squeeze, iota, concatenate,
 slice, rev, pad — static parameters only; codegen lowers them to index arithmetic."""
+import builtins
 import math
 
 import numpy as np
@@ -238,7 +239,7 @@ def _slice_abstract(x, *, start_indices, limit_indices, strides=None):
 
 def _slice_impl(x, *, start_indices, limit_indices, strides=None):
     strides = strides or (1,) * len(start_indices)
-    return np.asarray(x)[tuple(slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
+    return np.asarray(x)[tuple(builtins.slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
 
 
 slice_p = Primitive("slice", _slice_abstract, _slice_impl)
