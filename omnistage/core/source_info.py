@@ -42,7 +42,7 @@ class SourceLoc:
 
 
 # Files inside the package that are user-level code (the guided tour), not library code.
-_USER_FILES_IN_PKG = {_PKG_DIR + "omnistage" + os.sep + "__main__.py"}
+_USER_FILES_IN_PKG = {_PKG_DIR + "__main__.py"}
 
 
 def is_internal_file(filename):
