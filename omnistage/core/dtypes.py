@@ -108,6 +108,7 @@ _UP = _upper_sets()
 _WEAK_KIND = {"b": "i*", "i": "i*", "u": "i*", "f": "f*", "c": "c*"}
 
 
+@functools.lru_cache(maxsize=1024)
 def _node(dtype, weak):
     dt = np.dtype(dtype)
     if weak and dt.kind in "iufc":
@@ -140,7 +141,12 @@ def _node_dtype(node):
 
 def promote(*dtype_weak_pairs):
     """JAX promotion over (dtype, weak_type) pairs; returns (canonical dtype, weak_type)."""
-    nodes = tuple(sorted({_node(d, w) for d, w in dtype_weak_pairs}))
+    return _promote_cached(dtype_weak_pairs, config.x64_enabled)
+
+
+@functools.lru_cache(maxsize=4096)
+def _promote_cached(pairs, x64):
+    nodes = tuple(sorted({_node(d, w) for d, w in pairs}))
     joined = _join(nodes)
     return canonicalize_dtype(_node_dtype(joined)), joined in _WEAK_DEFAULT
 
