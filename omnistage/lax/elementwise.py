@@ -3,6 +3,8 @@
 Each primitive: one `elementwise(...)` definition (shape/dtype rule + NumPy impl). The
 lax-level function converts Python scalars and binds.
 """
+import enum
+
 import numpy as np
 
 from ..core import dtypes
@@ -14,19 +16,26 @@ from ._rules import ANY, FLOAT, INEXACT, INT_OR_BOOL, INTEGER, NUMBER, REAL, REA
 _bool = lambda dt: np.dtype("bool")  # noqa: E731
 
 
-def _trunc_div(x, y):
-    if np.asarray(x).dtype.kind in "iu":
-        # lax.div on integers rounds toward zero (C semantics), unlike NumPy's floor division.
-        q = np.floor_divide(x, np.where(y == 0, 1, y))
-        r = np.asarray(x) - q * y
-        return np.where((r != 0) & ((r < 0) != (np.asarray(y) < 0)), q + 1, q)
-    return np.true_divide(x, y)
+def _int_div(x, y):
+    """XLA's integer division: rounds toward zero; x / 0 is -1 (all bits set, so the maximum
+    for unsigned types) and INT_MIN / -1 wraps to INT_MIN."""
+    x, y = np.asarray(x), np.asarray(y)
+    zero = y == 0
+    safe = np.where(zero, np.ones((), y.dtype), y)
+    q = (x - np.fmod(x, safe)) // safe  # exact: x - fmod(x, y) is a multiple of y
+    return np.where(zero, np.array(-1).astype(x.dtype), q)
 
 
-def _trunc_rem(x, y):
-    if np.asarray(x).dtype.kind in "iu":
-        return np.fmod(x, np.where(y == 0, 1, y))
-    return np.fmod(x, y)
+def _int_rem(x, y):
+    """XLA's integer remainder: the sign of the dividend; x % 0 is x; INT_MIN % -1 is 0."""
+    x, y = np.asarray(x), np.asarray(y)
+    zero = y == 0
+    return np.where(zero, x, np.fmod(x, np.where(zero, np.ones((), y.dtype), y)))
+
+
+def _by_kind(int_impl, inexact_impl):
+    """An impl that dispatches on the operands' dtype kind (integers round toward zero)."""
+    return lambda x, y: (int_impl if np.asarray(x).dtype.kind in "iu" else inexact_impl)(x, y)
 
 
 # name: (impl, accepted kinds, out dtype rule, arity)
@@ -35,11 +44,12 @@ _TABLE = {
     "add": (np.add, NUMBER, None, 2),
     "sub": (np.subtract, NUMBER, None, 2),
     "mul": (np.multiply, NUMBER, None, 2),
-    "div": (_trunc_div, NUMBER, None, 2),
-    "rem": (_trunc_rem, REAL_NUMBER, None, 2),
+    "div": (_by_kind(_int_div, np.true_divide), NUMBER, None, 2),
+    "rem": (_by_kind(_int_rem, np.fmod), REAL_NUMBER, None, 2),
     "pow": (np.power, INEXACT, None, 2),
-    "max": (np.maximum, REAL, None, 2),
-    "min": (np.minimum, REAL, None, 2),
+    # NaN-propagating; complex operands compare lexicographically (real, then imaginary part)
+    "max": (np.maximum, ANY, None, 2),
+    "min": (np.minimum, ANY, None, 2),
     "atan2": (np.arctan2, FLOAT, None, 2),
     "nextafter": (np.nextafter, FLOAT, None, 2),
     "neg": (np.negative, NUMBER, None, 1),
@@ -141,10 +151,17 @@ def shift_right_logical(x, y):
     return shift_right_logical_p.bind(*operands(x, y))
 
 
-def round(x, rounding_method=0):
-    """Round half away from zero (method 0, JAX's default) or half to even (method 1)."""
+class RoundingMethod(enum.IntEnum):
+    """`lax.round`'s tie-breaking rule (the values are JAX's)."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    """Round half away from zero (JAX's default) or half to even (`TO_NEAREST_EVEN`, NumPy's)."""
     (x,) = operands(x)
-    if int(rounding_method) == 1:
+    if int(rounding_method) == RoundingMethod.TO_NEAREST_EVEN:
         return PRIMITIVES["round"].bind(x)
     return round_away_p.bind(x)
 
@@ -152,6 +169,23 @@ def round(x, rounding_method=0):
 round_away_p = elementwise(
     "round_away", lambda x: np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(np.asarray(x).dtype), FLOAT, None, 1
 )
+
+
+def _complex_impl(x, y):
+    # Assigning the parts (rather than computing x + 1j * y) keeps infinities and NaNs where they
+    # are: 1j * inf would put a NaN in the real part.
+    x, y = np.broadcast_arrays(x, y)
+    out = np.empty(x.shape, dtypes.complex_dtype(x.dtype))
+    out.real, out.imag = x, y
+    return out
+
+
+complex_p = elementwise("complex", _complex_impl, FLOAT, dtypes.complex_dtype, 2)
+
+
+def complex(x, y):  # noqa: A001 - lax's name
+    """The complex number x + i*y from real and imaginary parts of one floating dtype."""
+    return complex_p.bind(*operands(x, y))
 
 
 def square(x):
@@ -318,7 +352,7 @@ __all__ = [
     "abs", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log", "expm1", "log1p", "sqrt",
     "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
     "cosh", "asinh", "acosh", "atanh", "real", "imag", "conj", "eq", "ne", "lt", "le", "gt", "ge",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "complex", "RoundingMethod",
     "shift_right_arithmetic", "shift_right_logical", "population_count", "square", "reciprocal",
     "integer_pow", "convert_element_type", "bitcast_convert_type", "select_n", "select", "clamp",
 ]
