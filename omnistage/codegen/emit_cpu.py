@@ -1,0 +1,375 @@
+"""The Numba CPU emitter: one `@numba.njit` function per Program, with every materialized
+statement as a loop nest whose fused producers are inlined as scalar expressions.
+
+The module it returns is plain Python a person can read: program variable names, typed
+constants (`np.float32(1.67)`), and the user's `file:line` as comments.
+"""
+import ast
+import os
+
+import numpy as np
+
+from ..staging import literals
+from . import index_maps, scalar_rules
+from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
+
+FASTMATH = "{'contract'}"  # FMA contraction only: keeps NaN/inf semantics (no nnan/ninf)
+
+
+def kind_of(prim):
+    if prim in scalar_rules.RULES:
+        return ELEMENTWISE
+    if prim in index_maps.INDEX_MAPS:
+        return INDEX
+    if prim == "iota":
+        return SOURCE
+    if prim in REDUCTIONS or prim in ("argmax", "argmin"):
+        return REDUCE
+    return OPAQUE
+
+
+class Unsupported(Exception):
+    """A primitive has no Numba lowering yet; the caller falls back to the interpreter."""
+
+
+class _Ctx:
+    """What a scalar rule may ask about the statement it lowers."""
+
+    __slots__ = ("in_dtypes", "out_dtype", "_vmath")
+
+    def __init__(self, in_dtypes, out_dtype, vmath):
+        self.in_dtypes, self.out_dtype, self._vmath = in_dtypes, out_dtype, vmath
+
+    def vmath(self, name, dtype):
+        return self._vmath(name, dtype)
+
+
+def _loc_comment(stmt):
+    loc = getattr(stmt, "loc", None)
+    return f"  # {os.path.basename(loc.file)}:{loc.line}" if loc is not None else ""
+
+
+def _np_dtype(dt):
+    return f"np.{np.dtype(dt).name}"
+
+
+def _reduction_init(prim, dt):
+    dt = np.dtype(dt)
+    if prim == "reduce_sum" or prim == "reduce_or" or prim == "reduce_xor":
+        return f"{_np_dtype(dt)}(0)" if dt.kind != "b" else "False"
+    if prim == "reduce_prod":
+        return f"{_np_dtype(dt)}(1)"
+    if prim == "reduce_and":
+        return "True" if dt.kind == "b" else f"{_np_dtype(dt)}(-1)"
+    if prim in ("reduce_max", "reduce_min"):
+        big = prim == "reduce_min"
+        if dt.kind == "f":
+            return f"{_np_dtype(dt)}({'np.inf' if big else '-np.inf'})"
+        if dt.kind == "b":
+            return "True" if big else "False"
+        info = np.iinfo(dt)
+        return f"{_np_dtype(dt)}({info.max if big else info.min})"
+    raise Unsupported(prim)
+
+
+def _combine(prim, dt, acc, v):
+    dt = np.dtype(dt)
+    floaty = dt.kind in "fc"
+    table = {
+        "reduce_sum": f"{acc} + {v}",
+        "reduce_prod": f"{acc} * {v}",
+        "reduce_max": f"_rt.fmax({acc}, {v})" if floaty else f"max({acc}, {v})",
+        "reduce_min": f"_rt.fmin({acc}, {v})" if floaty else f"min({acc}, {v})",
+        "reduce_and": f"{acc} & {v}",
+        "reduce_or": f"{acc} | {v}",
+        "reduce_xor": f"{acc} ^ {v}",
+    }
+    expr = table[prim]
+    return expr if (floaty or dt.kind == "b") else f"{_np_dtype(dt)}({expr})"
+
+
+REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor")
+
+
+class Emitter:
+    """Builds the source of one Numba module for a Program."""
+
+    def __init__(self, program, vmath_lookup):
+        self.program = program
+        self.plan = Plan(program, kind_of)
+        self.vmath_lookup = vmath_lookup
+        self.vmath_used = set()
+        self.lines = []
+        self.indent = 1
+        self._memo = {}
+        self._names = set(program.avals) | set(program.consts) | set(program.in_names)
+        for e in self.plan.eqns:
+            if kind_of(e.prim) == OPAQUE and e.prim not in OPAQUE_RULES:
+                raise Unsupported(e.prim)
+
+    # --- small utilities ------------------------------------------------------------
+
+    def line(self, text):
+        self.lines.append("    " * self.indent + text)
+
+    def fresh(self, base):
+        name, i = base, 1
+        while name in self._names:
+            name = f"{base}_{i}"
+            i += 1
+        self._names.add(name)
+        return name
+
+    def vmath(self, name, dtype):
+        fn = self.vmath_lookup(name, np.dtype(dtype))
+        if fn is not None:
+            self.vmath_used.add(fn)
+        return fn
+
+    def aval(self, node):
+        return self.program.atom_aval(node)
+
+    # --- values at an index -------------------------------------------------------------
+
+    def value(self, atom, idx):
+        """Expression for element `idx` (list of index expressions) of `atom`."""
+        if literals.is_literal(atom):
+            return ast.unparse(atom)
+        var = atom.id
+        aval = self.aval(atom)
+        if self.plan.materialized(var):
+            if aval.ndim == 0:
+                return f"{var}[()]"
+            return f"{var}[{', '.join(map(str, idx))}]"
+        key = (var, tuple(map(str, idx)))
+        if key in self._memo:
+            return self._memo[key]
+        e = self.plan.producer[var]
+        expr = self._element(e, idx)
+        if kind_of(e.prim) == INDEX:
+            return expr  # pure address arithmetic: no local of its own
+        local = var if not any(k[0] == var for k in self._memo) else self.fresh(var)
+        self._names.add(local)
+        self.line(f"{local} = {expr}{_loc_comment(e.stmt)}")
+        self._memo[key] = local
+        return local
+
+    def _element(self, e, idx):
+        kind = kind_of(e.prim)
+        out_aval = self.program.avals[e.outs[0]]
+        if kind == INDEX:
+            (operand,) = e.ins
+            in_shape = self.aval(operand).shape
+            return self.value(operand, index_maps.INDEX_MAPS[e.prim](list(idx), in_shape, **e.params))
+        if kind == SOURCE:
+            return f"{_np_dtype(out_aval.dtype)}({idx[e.params['dimension']]})"
+        args = [self.value(a, [] if self.aval(a).ndim == 0 else idx) for a in e.ins]
+        ctx = _Ctx([self.aval(a).dtype for a in e.ins], out_aval.dtype, self.vmath)
+        expr = scalar_rules.RULES[e.prim](ctx, *args, **e.params)
+        if e.prim in scalar_rules.NEEDS_CAST and out_aval.dtype.kind in "iub":
+            if out_aval.dtype.kind != "b":
+                expr = f"{_np_dtype(out_aval.dtype)}({expr})"
+        return expr
+
+    # --- loop nests ---------------------------------------------------------------------
+
+    def loops(self, shape, names=None):
+        names = names or [f"_i{k}" for k in range(len(shape))]
+        for n, d in zip(names, shape):
+            self.line(f"for {n} in range({d}):")
+            self.indent += 1
+        return names
+
+    def close(self, depth):
+        self.indent -= depth
+        self._memo = {}
+
+    def emit_materialize(self, e):
+        out = e.outs[0]
+        aval = self.program.avals[out]
+        self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+        idx = self.loops(aval.shape)
+        v = self._element(e, idx)
+        target = f"{out}[()]" if not aval.shape else f"{out}[{', '.join(idx)}]"
+        self.line(f"{target} = {v}")
+        self.close(len(idx))
+
+    def emit_reduce(self, e):
+        if e.prim in ("argmax", "argmin"):
+            return self.emit_argreduce(e)
+        (operand,) = e.ins
+        axes = tuple(e.params["axes"])
+        x = self.aval(operand)
+        out = e.outs[0]
+        aval = self.program.avals[out]
+        dt = aval.dtype
+        init = _reduction_init(e.prim, dt)
+        n = x.ndim
+        kept = [k for k in range(n) if k not in axes]
+        trailing = axes == tuple(range(n - len(axes), n))
+        names = [f"_i{k}" for k in range(n)]
+        comment = _loc_comment(e.stmt)
+        self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(dt)}){comment}")
+        out_idx = ", ".join(names[k] for k in kept) if kept else "()"
+        if trailing:
+            self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
+            acc = self.fresh("_acc")
+            self.line(f"{acc} = {init}")
+            self.loops([x.shape[k] for k in axes], [names[k] for k in axes])
+            v = self.value(operand, names)
+            self.line(f"{acc} = {_combine(e.prim, dt, acc, v)}")
+            self.close(len(axes))
+            self.line(f"{out}[{out_idx}] = {acc}")
+            self.close(len(kept))
+        else:
+            self.loops(aval.shape, [names[k] for k in kept])
+            self.line(f"{out}[{out_idx}] = {init}")
+            self.close(len(kept))
+            self.loops(x.shape, names)
+            v = self.value(operand, names)
+            self.line(f"{out}[{out_idx}] = {_combine(e.prim, dt, f'{out}[{out_idx}]', v)}")
+            self.close(n)
+
+    def emit_argreduce(self, e):
+        (operand,) = e.ins
+        axis = e.params["axis"]
+        x = self.aval(operand)
+        out = e.outs[0]
+        aval = self.program.avals[out]
+        n = x.ndim
+        names = [f"_i{k}" for k in range(n)]
+        kept = [k for k in range(n) if k != axis]
+        self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+        self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
+        best, where = self.fresh("_best"), self.fresh("_where")
+        first = list(names)
+        first[axis] = "0"
+        self.line(f"{best} = {self.value(operand, first)}")
+        self.line(f"{where} = 0")
+        self._memo = {}
+        self.loops([x.shape[axis]], [names[axis]])
+        v = self.value(operand, names)
+        better = ">" if e.prim == "argmax" else "<"
+        nan_first = f" or ({v} != {v} and {best} == {best})" if x.dtype.kind == "f" else ""
+        self.line(f"if {v} {better} {best}{nan_first}:")
+        self.line(f"    {best} = {v}")
+        self.line(f"    {where} = {names[axis]}")
+        self.close(1)
+        out_idx = ", ".join(names[k] for k in kept) if kept else "()"
+        self.line(f"{out}[{out_idx}] = {where}")
+        self.close(len(kept))
+
+    # --- the module ---------------------------------------------------------------------
+
+    def emit(self):
+        for e in self.plan.eqns:
+            if len(e.outs) == 1 and not self.plan.materialized(e.outs[0]):
+                continue
+            kind = kind_of(e.prim)
+            if kind in (ELEMENTWISE, INDEX, SOURCE):
+                self.emit_materialize(e)
+            elif kind == REDUCE:
+                self.emit_reduce(e)
+            else:
+                OPAQUE_RULES[e.prim](self, e)
+        outs = ", ".join(ast.unparse(a) for a in self.program.out_atoms)
+        self.line(f"return ({outs}{',' if len(self.program.out_atoms) == 1 else ''})")
+        return self.module_source()
+
+    def module_source(self):
+        p = self.program
+        args = ", ".join(p.in_names + list(p.consts))
+        head = [
+            f"# Numba CPU kernel for the omnistage program {p.name!r}.",
+            "import numpy as np",
+            "import numba",
+            "from omnistage.codegen import support as _rt",
+        ]
+        if self.vmath_used:
+            head.append(f"from omnistage.codegen.vmath import {', '.join(sorted(self.vmath_used))}")
+        head += [
+            "",
+            "",
+            f"@numba.njit(cache=_OMNISTAGE_CACHED, nogil=True, fastmath={FASTMATH}, error_model='numpy', boundscheck=False)",
+            f"def {p.name}({args}):",
+        ]
+        return "\n".join(head + self.lines) + "\n"
+
+
+# --- opaque statements: one emitter each --------------------------------------------------
+
+
+def _emit_dot_general(em, e):
+    lhs, rhs = e.ins
+    la, ra = em.aval(lhs), em.aval(rhs)
+    out = e.outs[0]
+    aval = em.program.avals[out]
+    (lc, rc), (lb, rb) = e.params["dimension_numbers"]
+    lfree = [d for d in range(la.ndim) if d not in lc and d not in lb]
+    rfree = [d for d in range(ra.ndim) if d not in rc and d not in rb]
+    B = int(np.prod([la.shape[d] for d in lb], dtype=np.int64))
+    M = int(np.prod([la.shape[d] for d in lfree], dtype=np.int64))
+    K = int(np.prod([la.shape[d] for d in lc], dtype=np.int64))
+    N = int(np.prod([ra.shape[d] for d in rfree], dtype=np.int64))
+    comment = _loc_comment(e.stmt)
+    lname, rname = ast.unparse(lhs), ast.unparse(rhs)
+    lperm = tuple(lb) + tuple(lfree) + tuple(lc)
+    rperm = tuple(rb) + tuple(rc) + tuple(rfree)
+    l3, r3, o3 = em.fresh(f"{out}_lhs"), em.fresh(f"{out}_rhs"), em.fresh(f"{out}_3d")
+    dt = _np_dtype(aval.dtype)
+    em.line(f"{l3} = {_contiguous(lname, la, lperm)}.reshape(({B}, {M}, {K})){comment}")
+    em.line(f"{r3} = {_contiguous(rname, ra, rperm)}.reshape(({B}, {K}, {N}))")
+    em.line(f"{o3} = np.empty(({B}, {M}, {N}), dtype={dt})")
+    em.line(f"for _b in range({B}):")
+    if aval.dtype.kind in "fc" and K > 0:
+        em.line(f"    {o3}[_b] = np.dot({l3}[_b], {r3}[_b])")
+    else:
+        em.line(f"    for _m in range({M}):")
+        em.line(f"        for _n in range({N}):")
+        em.line(f"            _s = {dt}(0)" if aval.dtype.kind != "b" else "            _s = False")
+        em.line(f"            for _k in range({K}):")
+        if aval.dtype.kind == "b":
+            em.line(f"                _s = _s | ({l3}[_b, _m, _k] & {r3}[_b, _k, _n])")
+        else:
+            em.line(f"                _s = {dt}(_s + {l3}[_b, _m, _k] * {r3}[_b, _k, _n])")
+        em.line(f"            {o3}[_b, _m, _n] = _s")
+    em.line(f"{out} = {o3}.reshape({aval.shape!r})")
+
+
+def _contiguous(name, aval, perm):
+    """A C-contiguous array of `name` with axes permuted by `perm` (no copy when the identity)."""
+    if not aval.ndim:
+        return f"np.asarray({name})"
+    if tuple(perm) == tuple(range(aval.ndim)):
+        return f"np.ascontiguousarray({name})"
+    return f"np.ascontiguousarray({name}.transpose({tuple(perm)!r}))"
+
+
+def _emit_concatenate(em, e):
+    out = e.outs[0]
+    aval = em.program.avals[out]
+    dim = e.params["dimension"]
+    em.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+    offset = 0
+    for a in e.ins:
+        n = em.aval(a).shape[dim]
+        sl = ", ".join(f"{offset}:{offset + n}" if k == dim else ":" for k in range(aval.ndim))
+        src = ast.unparse(a)
+        if literals.is_literal(a):
+            em.line(f"{out}[{sl}] = {src}")
+        else:
+            em.line(f"{out}[{sl}] = {src}")
+        offset += n
+
+
+OPAQUE_RULES = {
+    "dot_general": _emit_dot_general,
+    "concatenate": _emit_concatenate,
+}
+
+
+def emit_module(program, vmath_lookup=lambda name, dtype: None):
+    """(module source, function name) for `program`; raises Unsupported if a primitive has
+    no lowering yet."""
+    em = Emitter(program, vmath_lookup)
+    return em.emit(), program.name

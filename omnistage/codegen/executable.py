@@ -1,0 +1,71 @@
+"""Executables that run a Program: the Numba-compiled module, with the NumPy interpreter as
+the fallback for programs holding a primitive the code generator cannot lower yet."""
+import numpy as np
+
+from ..staging.interpret import compile_program
+from . import disk_cache
+
+
+def _vmath_lookup():
+    try:
+        from . import vmath
+    except ImportError:
+        return lambda name, dtype: None
+    lookup = getattr(vmath, "lookup", None)
+    if lookup is None:
+        table = getattr(vmath, "VMATH", {})
+        return lambda name, dtype: (table.get((name, np.dtype(dtype).name)) and _export_name(table[(name, np.dtype(dtype).name)]))
+    return lambda name, dtype: (lambda f: f and _export_name(f))(lookup(name, np.dtype(dtype)))
+
+
+def _export_name(fn):
+    return getattr(fn, "__name__", None) or getattr(getattr(fn, "py_func", None), "__name__", None)
+
+
+class NumbaProgram:
+    """A Program compiled by Numba (one module, cached on disk)."""
+
+    backend = "numba_cpu"
+
+    def __init__(self, program):
+        from .emit_cpu import emit_module
+
+        self.program = program
+        self.source, self.fn_name = emit_module(program, _vmath_lookup())
+        self.module = disk_cache.load_module(self.source)
+        self._fn = getattr(self.module, self.fn_name)
+        self._consts = tuple(np.ascontiguousarray(c) for c in program.consts.values())
+
+    def __call__(self, *args):
+        return self._fn(*args, *self._consts)
+
+    def as_text(self):
+        return self.source
+
+
+class InterpretedProgram:
+    """The fallback: the staged program run by the NumPy interpreter."""
+
+    backend = "interpreter"
+
+    def __init__(self, program, reason=None):
+        self.program = program
+        self.reason = reason
+        self._run = compile_program(program)
+
+    def __call__(self, *args):
+        return self._run(*args)
+
+    def as_text(self):
+        note = f"# interpreted by NumPy: {self.reason}\n" if self.reason else ""
+        return note + self.program.source()
+
+
+def compile_for_cpu(program):
+    """The best executable available for `program`."""
+    from .emit_cpu import Unsupported
+
+    try:
+        return NumbaProgram(program)
+    except Unsupported as e:
+        return InterpretedProgram(program, f"no Numba lowering for primitive {e.args[0]!r} yet")

@@ -1,0 +1,84 @@
+"""Index maps: how an index-only primitive (broadcast, transpose, reshape, slice, rev,
+squeeze) reads its operand. Given the output element's index expressions, each map returns
+the operand's index expressions, so fused loops do address arithmetic instead of copies."""
+import math
+
+
+def _add(a, b):
+    if b in ("0", 0):
+        return str(a)
+    if a in ("0", 0):
+        return str(b)
+    return f"{a} + {b}"
+
+
+def _mul(a, k):
+    if k == 1:
+        return str(a)
+    if k == 0:
+        return "0"
+    return f"{a} * {k}"
+
+
+def broadcast_in_dim(idx, in_shape, *, shape, broadcast_dimensions):
+    return [("0" if in_shape[k] == 1 and shape[d] != 1 else idx[d]) for k, d in enumerate(broadcast_dimensions)]
+
+
+def transpose(idx, in_shape, *, permutation):
+    out = [None] * len(permutation)
+    for j, p in enumerate(permutation):
+        out[p] = idx[j]
+    return out
+
+
+def squeeze(idx, in_shape, *, dimensions):
+    it = iter(idx)
+    return ["0" if k in dimensions else next(it) for k in range(len(in_shape))]
+
+
+def slice_(idx, in_shape, *, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * len(in_shape)
+    return [_add(s, _mul(i, st)) for i, s, st in zip(idx, start_indices, strides)]
+
+
+def rev(idx, in_shape, *, dimensions):
+    return [f"{in_shape[k] - 1} - {i}" if k in dimensions else i for k, i in enumerate(idx)]
+
+
+def reshape(idx, in_shape, *, new_sizes, dimensions=None):
+    if dimensions is not None:
+        raise NotImplementedError("reshape with dimensions")
+    squeezed_in = [d for d in in_shape if d != 1]
+    squeezed_out = [d for d in new_sizes if d != 1]
+    if squeezed_in == squeezed_out:
+        # only size-1 dimensions come or go: map the non-trivial dims in order
+        real = iter([i for i, d in zip(idx, new_sizes) if d != 1])
+        return ["0" if d == 1 else next(real) for d in in_shape]
+    flat_terms = []
+    stride = 1
+    for i, d in reversed(list(zip(idx, new_sizes))):
+        if d != 1:
+            flat_terms.append(_mul(i, stride))
+        stride *= d
+    flat = " + ".join(reversed(flat_terms)) or "0"
+    out = []
+    stride = math.prod(in_shape)
+    for d in in_shape:
+        stride //= d
+        if d == 1:
+            out.append("0")
+        elif stride == 1:
+            out.append(f"({flat}) % {d}" if d != math.prod(in_shape) else f"({flat})")
+        else:
+            out.append(f"(({flat}) // {stride}) % {d}" if stride * d != math.prod(in_shape) else f"({flat}) // {stride}")
+    return out
+
+
+INDEX_MAPS = {
+    "broadcast_in_dim": broadcast_in_dim,
+    "transpose": transpose,
+    "squeeze": squeeze,
+    "slice": slice_,
+    "rev": rev,
+    "reshape": reshape,
+}

@@ -1,0 +1,159 @@
+"""Scalar lowering of elementwise primitives: each rule turns operand expressions into the
+expression computing one output element, in Numba-compilable Python.
+
+A rule is `rule(ctx, *args, **params) -> str`; `ctx` gives the operand and result dtypes
+(`ctx.in_dtypes`, `ctx.out_dtype`). Integer results are wrapped in a cast to their dtype by the
+emitter, because Numba widens integer arithmetic to 64 bits; float results keep their dtype
+because lax operands always share one. Operations whose NumPy semantics differ from a bare
+operator call `_rt.<helper>` (see `support.py`); transcendental functions call the vectorizable
+implementations in `vmath` when one exists for the dtype.
+"""
+import numpy as np
+
+
+def _np(fn):
+    return lambda ctx, *a, **p: f"np.{fn}({', '.join(a)})"
+
+
+def _binop(op):
+    return lambda ctx, a, b, **p: f"{a} {op} {b}"
+
+
+def _float_or(float_rule, int_rule):
+    def rule(ctx, *a, **p):
+        kind = ctx.in_dtypes[0].kind
+        return (int_rule if kind in "iub" else float_rule)(ctx, *a, **p)
+
+    return rule
+
+
+def _math(name):
+    """A transcendental: vmath's vectorizable version when available, else NumPy's."""
+
+    def rule(ctx, *a, **p):
+        fn = ctx.vmath(name, ctx.in_dtypes[0])
+        if fn is not None:
+            return f"{fn}({', '.join(a)})"
+        return f"np.{_NUMPY_NAME.get(name, name)}({', '.join(a)})"
+
+    return rule
+
+
+_NUMPY_NAME = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+               "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
+
+
+def _typed_one(ctx):
+    return f"np.{ctx.out_dtype.name}(1)"
+
+
+def _rsqrt(ctx, a):
+    return f"{_typed_one(ctx)} / np.sqrt({a})"
+
+
+def _logistic(ctx, a):
+    fn = ctx.vmath("logistic", ctx.in_dtypes[0])
+    if fn is not None:
+        return f"{fn}({a})"
+    exp = ctx.vmath("exp", ctx.in_dtypes[0])
+    e = f"{exp}(-{a})" if exp else f"np.exp(-{a})"
+    return f"{_typed_one(ctx)} / ({_typed_one(ctx)} + {e})"
+
+
+def _not(ctx, a):
+    return f"(not {a})" if ctx.in_dtypes[0].kind == "b" else f"~{a}"
+
+
+def _shift(helper):
+    return lambda ctx, a, b: f"_rt.{helper}({a}, {b}, {ctx.in_dtypes[0].itemsize * 8})"
+
+
+def _shift_right_logical(ctx, a, b):
+    dt = ctx.in_dtypes[0]
+    bits = dt.itemsize * 8
+    u = f"uint{bits}"
+    return f"np.{dt.name}(np.{u}({a}) >> np.{u}({b})) if {b} < {bits} else np.{dt.name}(0)"
+
+
+def _integer_pow(ctx, a, *, y):
+    if y == 0:
+        return f"np.{ctx.out_dtype.name}(1)"
+    base = " * ".join([a] * abs(y)) if abs(y) <= 4 else f"{a} ** {abs(y)}"
+    return f"{_typed_one(ctx)} / ({base})" if y < 0 else f"({base})"
+
+
+def _convert(ctx, a, *, new_dtype, weak_type=False):
+    src, dst = ctx.in_dtypes[0], np.dtype(new_dtype)
+    if dst.kind == "b":
+        return f"({a} != 0)"
+    if src.kind == "c" and dst.kind != "c":
+        a = f"{a}.real"
+    if src.kind in "fc" and dst.kind in "iu":
+        return f"_rt.f2i_{dst.name}({a})"
+    return f"np.{dst.name}({a})"
+
+
+def _select_n(ctx, which, *cases):
+    if len(cases) == 1:
+        return cases[0]
+    if ctx.in_dtypes[0].kind == "b":
+        return f"({cases[1]} if {which} else {cases[0]})"
+    expr = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):
+        expr = f"({cases[i]} if {which} <= {i} else {expr})"
+    return expr
+
+
+def _abs(ctx, a):
+    return f"np.abs({a})"
+
+
+def _is_finite(ctx, a):
+    return f"np.isfinite({a})"
+
+
+RULES = {
+    "add": _binop("+"),
+    "sub": _binop("-"),
+    "mul": _binop("*"),
+    "div": _float_or(_binop("/"), lambda ctx, a, b: f"_rt.idiv({a}, {b})"),
+    "rem": _float_or(_np("fmod"), lambda ctx, a, b: f"_rt.irem({a}, {b})"),
+    "pow": _math("pow"),
+    "max": _float_or(lambda ctx, a, b: f"_rt.fmax({a}, {b})", lambda ctx, a, b: f"max({a}, {b})"),
+    "min": _float_or(lambda ctx, a, b: f"_rt.fmin({a}, {b})", lambda ctx, a, b: f"min({a}, {b})"),
+    "atan2": _math("atan2"),
+    "nextafter": _np("nextafter"),
+    "neg": lambda ctx, a: f"-{a}",
+    "sign": lambda ctx, a: f"_rt.sign({a})" if ctx.in_dtypes[0].kind == "f" else f"np.sign({a})",
+    "abs": _abs,
+    "floor": _np("floor"),
+    "ceil": _np("ceil"),
+    "round": _np("rint"),
+    "round_away": lambda ctx, a: f"_rt.round_half_away({a})",
+    "is_finite": _is_finite,
+    "exp": _math("exp"), "exp2": _math("exp2"), "log": _math("log"), "expm1": _math("expm1"),
+    "log1p": _math("log1p"), "tanh": _math("tanh"), "sin": _math("sin"), "cos": _math("cos"),
+    "tan": _math("tan"), "asin": _math("asin"), "acos": _math("acos"), "atan": _math("atan"),
+    "sinh": _math("sinh"), "cosh": _math("cosh"), "asinh": _math("asinh"),
+    "acosh": _math("acosh"), "atanh": _math("atanh"), "cbrt": _math("cbrt"), "erf": _math("erf"),
+    "sqrt": _np("sqrt"),
+    "rsqrt": _rsqrt,
+    "logistic": _logistic,
+    "real": lambda ctx, a: f"{a}.real",
+    "imag": lambda ctx, a: f"{a}.imag",
+    "conj": _np("conj"),
+    "eq": _binop("=="), "ne": _binop("!="), "lt": _binop("<"), "le": _binop("<="),
+    "gt": _binop(">"), "ge": _binop(">="),
+    "and": _binop("&"), "or": _binop("|"), "xor": _binop("^"),
+    "not": _not,
+    "shift_left": _shift("shift_left"),
+    "shift_right_arithmetic": _shift("shift_right_arithmetic"),
+    "shift_right_logical": _shift_right_logical,
+    "integer_pow": _integer_pow,
+    "convert_element_type": _convert,
+    "select_n": _select_n,
+}
+
+# results that Numba may widen, so the emitter casts them back to the result dtype
+NEEDS_CAST = {"add", "sub", "mul", "neg", "abs", "div", "rem", "max", "min", "and", "or", "xor",
+              "not", "shift_left", "shift_right_arithmetic", "integer_pow", "sign", "pow"}
