@@ -10,6 +10,8 @@ factor and a singular matrix gives infinities in a triangular solve.
 
 Imports core only (through `_rules`); `omnistage.numpy.linalg` builds the NumPy API on these.
 """
+import math
+
 import numpy as np
 
 from ..core.aval import ShapedArray
@@ -60,7 +62,7 @@ def _complex_dtype(dt):
 
 def _as_batch(x):
     """View `x` (..., m, n) as (b, m, n) for per-matrix loops in the implementations."""
-    return x.reshape((-1,) + x.shape[-2:])
+    return x.reshape((math.prod(x.shape[:-2]),) + x.shape[-2:])  # -1 is ambiguous for size 0
 
 
 def _swap(x):
