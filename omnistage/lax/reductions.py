@@ -56,8 +56,8 @@ _TABLE = {
     "reduce_sum": (_np_sum, R.NUMBER),
     "reduce_prod": (_np_prod, R.NUMBER),
     # complex max/min order lexicographically by (real, imag), as NumPy and XLA do
-    "reduce_max": (_np_max, R.NUMBER),
-    "reduce_min": (_np_min, R.NUMBER),
+    "reduce_max": (_np_max, R.ANY),
+    "reduce_min": (_np_min, R.ANY),
     "reduce_and": (lambda x, axis: np.logical_and.reduce(x, axis=axis) if x.dtype == np.bool_ else np.bitwise_and.reduce(x, axis=axis), R.INT_OR_BOOL),
     "reduce_or": (lambda x, axis: np.logical_or.reduce(x, axis=axis) if x.dtype == np.bool_ else np.bitwise_or.reduce(x, axis=axis), R.INT_OR_BOOL),
     "reduce_xor": (lambda x, axis: np.logical_xor.reduce(x, axis=axis) if x.dtype == np.bool_ else np.bitwise_xor.reduce(x, axis=axis), R.INT_OR_BOOL),

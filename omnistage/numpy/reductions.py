@@ -47,8 +47,8 @@ def _const(value, dt):
 
 
 def _full(value, dt, shape):
-    c = _const(value, dt)
-    return lax.broadcast_in_dim(c, tuple(shape), ()) if shape else c
+    """A staged constant array (a 0-d one too: omnistaging keeps it in the program)."""
+    return lax.shapes.broadcast_in_dim_p.bind(_const(value, dt), shape=tuple(shape), broadcast_dimensions=())
 
 
 def _keep(out, x_shape, axes, keepdims):
