@@ -219,8 +219,9 @@ def _scatter_impl(combine):
         indices, updates = np.asarray(indices), np.asarray(updates)
         moved = _moved(out, axes)  # a view: writes land in `out`
         k = len(axes)
-        rows = indices.reshape(-1, k)
-        upd = updates.reshape((rows.shape[0],) + moved.shape[k:])
+        n_rows = int(np.prod(indices.shape[:-1]))
+        rows = indices.reshape(n_rows, k)
+        upd = updates.reshape((n_rows,) + moved.shape[k:])
         in_bounds = np.all((rows >= 0) & (rows < np.asarray(moved.shape[:k], dtype=np.int64)), axis=1)
         rows, upd = rows[in_bounds], upd[in_bounds]
         if k == 0:
@@ -261,7 +262,7 @@ def _wrap_negative(i, dim):
     return E.select(E.lt(i, zero), E.add(i, Array(np.asarray(dim, i.dtype))), i)
 
 
-def _start_list(start_indices, ndim, name):
+def _start_list(start_indices, shape, name):
     """A sequence of per-dimension start indices (a 1-d index array is split)."""
     if isinstance(start_indices, (Array, Tracer, np.ndarray)):
         start_indices = _index_operand(start_indices)
@@ -269,15 +270,18 @@ def _start_list(start_indices, ndim, name):
             raise TypeError(f"{name}: start_indices must be a sequence of scalars or a 1-d array, got shape {start_indices.shape}")
         return [S.reshape(S.slice_in_dim(start_indices, j, j + 1), ()) for j in range(start_indices.shape[0])]
     starts = list(start_indices)
-    if len(starts) != ndim:
-        raise TypeError(f"{name}: got {len(starts)} start indices for an operand of rank {ndim}.")
+    if len(starts) != len(shape):
+        raise TypeError(
+            f"{name}: got {len(starts)} start indices for an operand of shape {shape}; pass one "
+            f"scalar start index per dimension."
+        )
     return starts
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
     """`operand[start:start + size]` per dimension, starts traced; clamped into bounds."""
     (x,) = operands(operand)
-    starts = _start_list(start_indices, x.ndim, "dynamic_slice")
+    starts = _start_list(start_indices, x.shape, "dynamic_slice")
     starts = [_wrap_negative(s, d) for s, d in zip(starts, x.shape)]
     return dynamic_slice_p.bind(x, *starts, slice_sizes=_ints(slice_sizes))
 
@@ -285,7 +289,7 @@ def dynamic_slice(operand, start_indices, slice_sizes):
 def dynamic_update_slice(operand, update, start_indices):
     """`operand` with `update` written at `start_indices` (clamped so it fits)."""
     x, u = operands(operand, update)
-    starts = _start_list(start_indices, x.ndim, "dynamic_update_slice")
+    starts = _start_list(start_indices, x.shape, "dynamic_update_slice")
     starts = [_wrap_negative(s, d) for s, d in zip(starts, x.shape)]
     return dynamic_update_slice_p.bind(x, u, *starts)
 

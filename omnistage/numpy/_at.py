@@ -126,8 +126,8 @@ def _update_box(x, v, plan, combine):
 
 def _update_scatter(x, v, plan, scatter, clip):
     index_entries = [e for e in plan.entries if e.is_index]
-    ranged = [e for e in plan.entries if e.kind == "slice" and not e.is_full_slice]
-    window = [e for e in plan.entries if e.is_full_slice]
+    ranged = [e for e in plan.entries if e.kind == "slice" and not plan.is_full_slice(e)]
+    window = [e for e in plan.entries if plan.is_full_slice(e)]
     batch = plan.batch_shape
     nb = len(batch)
     pieces = [

@@ -63,10 +63,6 @@ class Entry:
         return f"Entry({self.kind}, dim={self.dim}, {self.value!r})"
 
     @property
-    def is_full_slice(self):
-        return self.kind == "slice" and self.value[0] == 0 and self.value[1] == 1
-
-    @property
     def is_index(self):
         """Consumed by gather/scatter as an index (scalars count as 0-d arrays there)."""
         return self.kind in ("int", "dyn", "array")
@@ -103,6 +99,10 @@ class IndexPlan:
         if label[0] == "b":
             return self.batch_shape[label[1]]
         return self.slice_of(label[1]).value[2]
+
+    def is_full_slice(self, e):
+        """`e` is a `:` covering its whole dimension (start 0, step 1, every element)."""
+        return e.kind == "slice" and e.value == (0, 1, self.shape[e.dim])
 
     def slice_of(self, dim):
         return next(e for e in self.entries if e.dim == dim)
@@ -341,6 +341,9 @@ def stack_indices(pieces, shape):
     """One int32 index array of shape `shape + (k,)` from k pieces `(array, dims)`: each
     piece is broadcast into `shape` with its axes at `dims` (size-1 axes stretch)."""
     full = tuple(shape) + (len(pieces),)
+    if 0 in full:
+        # nothing is addressed: a broadcast literal, never an empty constant array
+        return lax.broadcast_in_dim(_i32(0), full, ())
     if all(isinstance(a, np.ndarray) for a, _ in pieces):
         cols = [np.broadcast_to(_placed(a, dims, len(shape)), shape) for a, dims in pieces]
         return Array(np.stack(cols, axis=-1).reshape(full).astype(INDEX_DTYPE))
@@ -703,7 +706,8 @@ def _nonzero_fill(fill_value, size, ndim, dt):
     fv = np.asarray(fv)
     if fv.ndim not in (0, 1) or (fv.ndim == 1 and fv.shape[0] != ndim):
         raise ValueError(f"fill_value must be a scalar or a tuple of length {ndim}; got {fill_value!r}")
-    return Array(np.broadcast_to(fv.astype(dt), (size, ndim)))
+    # broadcast in the program: a small literal, not a (size, ndim) constant
+    return lax.broadcast_in_dim(Array(fv.astype(dt)), (size, ndim), (1,) if fv.ndim else ())
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
