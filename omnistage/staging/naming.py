@@ -90,3 +90,9 @@ def readable_names(stmts, out_prims, taken):
         for o in outs:
             mapping[o] = namer.fresh(target or prim)
     return mapping
+
+
+def function_name(name):
+    """The program's function name: never a primitive's (the body would call itself)."""
+    name = sanitize(name)
+    return name + "_fn" if _is_reserved(name) else name
