@@ -71,6 +71,14 @@ def _np_shape(x):
 # --- continuous ------------------------------------------------------------------------
 
 
+def _bitcast(x, dtype):
+    """bitcast_convert_type; rank 0 goes through shape (1,) because the primitive's NumPy
+    implementation returns shape (1,) for rank-0 operands (np.ascontiguousarray)."""
+    if x.ndim:
+        return lax.bitcast_convert_type(x, dtype)
+    return lax.reshape(lax.bitcast_convert_type(lax.reshape(x, (1,)), dtype), ())
+
+
 def _uniform(key, shape, dtype, minval, maxval):
     """JAX's bit trick: random mantissa bits under the exponent of 1.0 give [1, 2); minus 1,
     scaled by one fused multiply-add, clamped below at minval."""
@@ -84,7 +92,7 @@ def _uniform(key, shape, dtype, minval, maxval):
     # mantissa bits | exponent bits of 1.0; disjoint, so xor (the `or` primitive's keyword
     # name does not yet print as runnable staged source)
     float_bits = lax.bitwise_xor(lax.shift_right_logical(bits, uint(rng_bits - nmant)), one_bits)
-    floats = lax.sub(lax.bitcast_convert_type(float_bits, dtype), np.asarray(1, dtype)[()])
+    floats = lax.sub(_bitcast(float_bits, dtype), np.asarray(1, dtype)[()])
     lo = _param(minval, dtype, shape, "uniform")
     hi = _param(maxval, dtype, shape, "uniform")
     return lax.max(lo, fma(floats, lax.sub(hi, lo), lo))

@@ -1,0 +1,251 @@
+"""Behaviour of omnistage.random beyond the stored JAX vectors: statistics, key handling and
+its errors, dtypes, staging, and the fma/erf building blocks."""
+import fractions
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import omnistage
+import omnistage.numpy as jnp
+import omnistage.random as jr
+from omnistage.random._fma import fma
+from omnistage.random._special import erf, erf_inv
+from tests.helpers import check_staged
+
+KEY = jr.PRNGKey(0)
+
+
+# --- statistics ------------------------------------------------------------------------
+
+
+def test_a_million_normals_have_mean_zero_and_unit_std():
+    x = np.asarray(jr.normal(KEY, (1000, 1000)))
+    assert x.dtype == np.float32
+    assert abs(x.mean()) < 5e-3 and abs(x.std() - 1) < 5e-3
+    assert np.isfinite(x).all()
+
+
+def test_uniform_stays_in_its_half_open_interval():
+    x = np.asarray(jr.uniform(KEY, (100_000,), minval=-2.0, maxval=3.0))
+    assert x.min() >= -2.0 and x.max() < 3.0
+    assert abs(x.mean() - 0.5) < 0.02
+
+
+def test_uniform_broadcasts_array_bounds():
+    lo = jnp.array([0.0, 10.0, 20.0])
+    x = np.asarray(jr.uniform(KEY, (1000, 3), minval=lo, maxval=lo + 1))
+    assert (x >= np.array([0, 10, 20])).all() and (x < np.array([1, 11, 21])).all()
+
+
+def test_truncated_normal_stays_strictly_inside_the_bounds():
+    x = np.asarray(jr.truncated_normal(KEY, -0.5, 1.5, (10_000,)))
+    assert x.min() > -0.5 and x.max() < 1.5
+
+
+def test_exponential_has_unit_mean():
+    x = np.asarray(jr.exponential(KEY, (100_000,)))
+    assert x.min() >= 0 and abs(x.mean() - 1) < 0.02
+
+
+def test_bernoulli_frequency_follows_p():
+    x = np.asarray(jr.bernoulli(KEY, 0.25, (100_000,)))
+    assert x.dtype == np.bool_ and abs(x.mean() - 0.25) < 0.01
+
+
+def test_categorical_frequencies_follow_softmax():
+    p = np.array([0.1, 0.2, 0.7], np.float32)
+    x = np.asarray(jr.categorical(KEY, jnp.log(p), shape=(20_000,)))
+    np.testing.assert_allclose(np.bincount(x, minlength=3) / x.size, p, atol=0.02)
+
+
+def test_randint_covers_its_range_and_respects_narrow_dtypes():
+    x = np.asarray(jr.randint(KEY, (10_000,), -3, 4))
+    assert set(np.unique(x)) == set(range(-3, 4))
+    y = jr.randint(KEY, (100,), 0, 256, jnp.uint8)
+    assert y.dtype == np.uint8
+
+
+def test_randint_with_empty_range_returns_minval():
+    np.testing.assert_array_equal(np.asarray(jr.randint(KEY, (5,), 3, 3)), 3)
+
+
+def test_permutation_is_a_permutation_and_choice_without_replacement_is_distinct():
+    p = np.asarray(jr.permutation(KEY, 1000))
+    np.testing.assert_array_equal(np.sort(p), np.arange(1000))
+    c = np.asarray(jr.choice(KEY, 50, (20,), replace=False))
+    assert len(set(c.tolist())) == 20
+
+
+def test_permutation_of_rows_keeps_rows_and_independent_shuffles_each_row():
+    x = np.arange(20).reshape(4, 5)
+    rows = np.asarray(jr.permutation(KEY, x))
+    assert sorted(map(tuple, rows)) == sorted(map(tuple, x))
+    ind = np.asarray(jr.permutation(KEY, x, axis=1, independent=True))
+    np.testing.assert_array_equal(np.sort(ind, axis=1), x)
+
+
+def test_choice_with_p_never_picks_zero_probability_entries():
+    x = np.asarray(jr.choice(KEY, jnp.arange(4) * 10, (1000,), p=jnp.array([0.5, 0.0, 0.5, 0.0])))
+    assert set(np.unique(x)) <= {0, 20}
+
+
+def test_choice_along_an_axis_has_numpy_take_shape():
+    a = jnp.arange(24).reshape(2, 3, 4)
+    assert jr.choice(KEY, a, (5,), axis=1).shape == (2, 5, 4)
+
+
+# --- keys --------------------------------------------------------------------------------
+
+
+def test_keys_are_uint32_pairs_and_key_equals_prngkey():
+    k = jr.key(7)
+    assert k.dtype == np.uint32 and k.shape == (2,)
+    np.testing.assert_array_equal(np.asarray(k), np.asarray(jr.PRNGKey(7)))
+    np.testing.assert_array_equal(np.asarray(jr.key_data(k)), [0, 7])
+
+
+def test_split_accepts_a_shape_and_subkeys_differ():
+    ks = np.asarray(jr.split(KEY, (2, 3)))
+    assert ks.shape == (2, 3, 2)
+    assert len({tuple(k) for k in ks.reshape(6, 2)}) == 6
+
+
+def test_any_uint32_pair_is_a_key_and_keys_are_data():
+    k = np.array([1, 2], np.uint32)
+    assert jr.normal(k, (3,)).shape == (3,)
+    arithmetic = jr.PRNGKey(1) + jnp.uint32(1)  # keys are plain arrays
+    assert arithmetic.dtype == np.uint32
+
+
+@pytest.mark.parametrize("bad", [np.array([1, 2], np.int32), np.zeros(3, np.uint32), 1.5])
+def test_invalid_keys_raise_type_error(bad):
+    with pytest.raises(TypeError):
+        jr.normal(bad, (2,))
+
+
+def test_batched_keys_raise_and_point_at_vmap():
+    with pytest.raises(ValueError, match="vmap"):
+        jr.normal(jr.split(KEY, 3), (2,))
+
+
+def test_seed_must_be_a_scalar_integer():
+    with pytest.raises(TypeError, match="scalar seed"):
+        jr.PRNGKey(np.arange(2))
+    with pytest.raises(TypeError, match="integer"):
+        jr.PRNGKey(1.5)
+
+
+def test_fold_in_rejects_python_ints_outside_uint32():
+    with pytest.raises(OverflowError):
+        jr.fold_in(KEY, -1)
+
+
+def test_big_seed_uses_both_words_in_x64_mode(x64):
+    np.testing.assert_array_equal(np.asarray(jr.PRNGKey(2**40 + 3)), [256, 3])
+
+
+# --- dtypes ------------------------------------------------------------------------------
+
+
+def test_default_dtypes_follow_64_bit_mode(x64):
+    assert jr.normal(KEY).dtype == np.float64
+    assert jr.uniform(KEY, dtype=float).dtype == np.float64
+    assert jr.randint(KEY, (2,), 0, 5).dtype == np.int64
+    assert jr.bits(KEY).dtype == np.uint64
+
+
+def test_default_dtypes_are_32_bit():
+    assert jr.normal(KEY).dtype == np.float32
+    assert jr.uniform(KEY, dtype=float).dtype == np.float32
+    assert jr.randint(KEY, (2,), 0, 5).dtype == np.int32
+    assert jr.bits(KEY).dtype == np.uint32
+
+
+def test_complex_normal_has_unit_variance():
+    z = np.asarray(jr.normal(KEY, (100_000,), jnp.complex64))
+    assert z.dtype == np.complex64 and abs(np.mean(np.abs(z) ** 2) - 1) < 0.02
+
+
+def test_non_float_dtypes_are_rejected():
+    with pytest.raises(ValueError, match="float"):
+        jr.uniform(KEY, (2,), jnp.int32)
+    with pytest.raises(TypeError, match="integer"):
+        jr.randint(KEY, (2,), 0, 3, jnp.float32)
+
+
+# --- staging -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sampler", [
+    lambda k: jr.normal(k, (3, 2)),
+    lambda k: jr.uniform(k, (5,), minval=-1.0, maxval=2.0),
+    lambda k: jr.randint(k, (4,), 0, 10),
+    lambda k: jr.split(k, 3),
+])
+def test_samplers_stage_into_runnable_programs(sampler):
+    check_staged(sampler, KEY, rtol=0, atol=0)
+
+
+def test_staged_program_is_plain_uint32_arithmetic():
+    text = str(omnistage.make_jaxpr(lambda k: jr.bits(k, (4,)))(KEY))
+    assert "shift_left" in text and "xor" in text and "iota" in text
+
+
+# --- building blocks ---------------------------------------------------------------------
+
+
+finite32 = st.floats(-1e6, 1e6, width=32).filter(lambda v: v == 0 or abs(v) > 1e-6)
+
+
+@settings(max_examples=50, deadline=None)
+@given(finite32, finite32, finite32)
+def test_fma_float32_rounds_once(a, b, c):
+    got = np.asarray(fma(np.float32(a), np.float32(b), np.float32(c)))
+    # the correctly rounded float32 of the exact value: nearest of three neighbours, ties even
+    f = fractions.Fraction
+    exact = f(float(np.float32(a))) * f(float(np.float32(b))) + f(float(np.float32(c)))
+    candidates = np.float32(float(exact))
+    lo, hi = np.nextafter(candidates, np.float32(-np.inf)), np.nextafter(candidates, np.float32(np.inf))
+    best = min((candidates, lo, hi), key=lambda v: (abs(f(float(v)) - exact), int(np.asarray(v).view(np.int32)) & 1))
+    assert got == best
+
+
+# exactness is promised while a * b stays clear of the subnormal range (see _fma)
+finite64 = st.floats(-1e6, 1e6).filter(lambda v: v == 0 or abs(v) > 1e-100)
+
+
+@settings(max_examples=50, deadline=None)
+@given(finite64, finite64, st.floats(-1e6, 1e6))
+def test_fma_float64_rounds_once(a, b, c):
+    f = fractions.Fraction
+    exact = f(a) * f(b) + f(c)
+    old = omnistage.config.read("jax_enable_x64")
+    omnistage.config.update("jax_enable_x64", True)  # float64 operands stay float64
+    try:
+        got = float(np.asarray(fma(np.float64(a), np.float64(b), np.float64(c))))
+    finally:
+        omnistage.config.update("jax_enable_x64", old)
+    assert got == float(exact)  # Fraction -> float rounds correctly (to nearest, ties even)
+
+
+def test_fma_differs_from_separate_rounding():
+    a = np.float32(1 + 2**-12)
+    got = np.asarray(fma(a, a, np.float32(-1)))  # (1 + 2**-12)**2 - 1 = 2**-11 + 2**-24
+    assert got == np.float32(2**-11 + 2**-24) and a * a - np.float32(1) == np.float32(2**-11)
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-6), (np.float64, 1e-14)])
+def test_erf_inv_inverts_erf(dtype, tol, x64):
+    x = np.linspace(-0.999, 0.999, 2001).astype(dtype)
+    y = np.asarray(erf(erf_inv(jnp.asarray(x))))
+    np.testing.assert_allclose(y, x, rtol=tol * 50, atol=tol)
+    assert np.asarray(erf_inv(jnp.asarray(np.array([1, -1], dtype)))).tolist() == [np.inf, -np.inf]
+
+
+def test_erf_matches_the_math_module():
+    import math
+
+    x = np.linspace(-6, 6, 241)
+    want = np.array([math.erf(v) for v in x], np.float32)
+    np.testing.assert_allclose(np.asarray(erf(jnp.asarray(x.astype(np.float32)))), want, atol=2e-7)
