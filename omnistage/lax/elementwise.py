@@ -92,11 +92,12 @@ _TABLE = {
     "le": (np.less_equal, REAL, _bool, 2),
     "gt": (np.greater, REAL, _bool, 2),
     "ge": (np.greater_equal, REAL, _bool, 2),
-    # bitwise / logical (on bool they are logical)
-    "and": (np.bitwise_and, INT_OR_BOOL, None, 2),
-    "or": (np.bitwise_or, INT_OR_BOOL, None, 2),
+    # bitwise / logical (on bool they are logical). JAX calls the first three `and`, `or`, `not`;
+    # those are Python keywords, and printed programs call primitives by name, hence the `_`.
+    "and_": (np.bitwise_and, INT_OR_BOOL, None, 2),
+    "or_": (np.bitwise_or, INT_OR_BOOL, None, 2),
     "xor": (np.bitwise_xor, INT_OR_BOOL, None, 2),
-    "not": (np.invert, INT_OR_BOOL, None, 1),
+    "not_": (np.invert, INT_OR_BOOL, None, 1),
     "shift_left": (np.left_shift, INTEGER, None, 2),
     "shift_right_arithmetic": (np.right_shift, INTEGER, None, 2),
     "population_count": (np.bitwise_count, INTEGER, None, 1),
@@ -141,7 +142,7 @@ sin, cos, tan, asin, acos, atan = (_wrappers[n] for n in ("sin", "cos", "tan", "
 sinh, cosh, asinh, acosh, atanh = (_wrappers[n] for n in ("sinh", "cosh", "asinh", "acosh", "atanh"))
 real, imag, conj = (_wrappers[n] for n in ("real", "imag", "conj"))
 eq, ne, lt, le, gt, ge = (_wrappers[n] for n in ("eq", "ne", "lt", "le", "gt", "ge"))
-bitwise_and, bitwise_or, bitwise_xor, bitwise_not = (_wrappers[n] for n in ("and", "or", "xor", "not"))
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = (_wrappers[n] for n in ("and_", "or_", "xor", "not_"))
 shift_left, shift_right_arithmetic, population_count = (
     _wrappers[n] for n in ("shift_left", "shift_right_arithmetic", "population_count")
 )
@@ -292,7 +293,7 @@ def _bitcast_abstract(x, *, new_dtype):
 
 
 def _bitcast_impl(x, *, new_dtype):
-    x = np.ascontiguousarray(x)
+    x = np.array(x, order="C")  # (np.ascontiguousarray would turn a 0-d array into 1-d)
     dt = np.dtype(new_dtype)
     out = x.view(dt)
     if dt.itemsize < x.dtype.itemsize:

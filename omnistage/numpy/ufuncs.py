@@ -89,9 +89,14 @@ def _real_only(name, lax_fn, promote=promote_args_inexact):
 
 # --- arithmetic --------------------------------------------------------------------------
 
-add = _binary("add", lax.add)
+def _bool_as(bool_fn, fn):
+    """On bool operands NumPy's add is `or` and multiply is `and` (XLA has no bool add)."""
+    return lambda a, b: (bool_fn if dtypes.is_bool(a.dtype) else fn)(a, b)
+
+
+add = _binary("add", _bool_as(lax.bitwise_or, lax.add))
 subtract = _binary("subtract", lax.sub)
-multiply = _binary("multiply", lax.mul)
+multiply = _binary("multiply", _bool_as(lax.bitwise_and, lax.mul))
 true_divide = _binary("true_divide", lax.div, promote_args_inexact)
 divide = true_divide
 negative = _unary("negative", lax.neg)
@@ -316,8 +321,9 @@ def modf(x, /, out=None):
     (a,) = promote_args_inexact("modf", x)
     _reject_complex("modf", a)
     whole = _trunc_float(a)
-    frac = lax.select(isinf(a), copysign(_const(a, 0), a), lax.sub(a, whole))
-    return frac, whole
+    # x - trunc(x) loses the sign of -0.0 and -2.0's zero fraction, and is NaN at infinities
+    frac = lax.select(isinf(a), _const(a, 0), lax.sub(a, whole))
+    return copysign(frac, a), whole
 
 
 # --- exponentials and logarithms ---------------------------------------------------------
