@@ -71,14 +71,6 @@ def _np_shape(x):
 # --- continuous ------------------------------------------------------------------------
 
 
-def _bitcast(x, dtype):
-    """bitcast_convert_type; rank 0 goes through shape (1,) because the primitive's NumPy
-    implementation returns shape (1,) for rank-0 operands (np.ascontiguousarray)."""
-    if x.ndim:
-        return lax.bitcast_convert_type(x, dtype)
-    return lax.reshape(lax.bitcast_convert_type(lax.reshape(x, (1,)), dtype), ())
-
-
 def _uniform(key, shape, dtype, minval, maxval):
     """JAX's bit trick: random mantissa bits under the exponent of 1.0 give [1, 2); minus 1,
     scaled by one fused multiply-add, clamped below at minval."""
@@ -89,10 +81,8 @@ def _uniform(key, shape, dtype, minval, maxval):
     if rng_bits != nbits:
         bits = lax.convert_element_type(bits, uint)
     one_bits = np.array(1.0, dtype).view(uint)[()]
-    # mantissa bits | exponent bits of 1.0; disjoint, so xor (the `or` primitive's keyword
-    # name does not yet print as runnable staged source)
-    float_bits = lax.bitwise_xor(lax.shift_right_logical(bits, uint(rng_bits - nmant)), one_bits)
-    floats = lax.sub(_bitcast(float_bits, dtype), np.asarray(1, dtype)[()])
+    float_bits = lax.bitwise_or(lax.shift_right_logical(bits, uint(rng_bits - nmant)), one_bits)
+    floats = lax.sub(lax.bitcast_convert_type(float_bits, dtype), np.asarray(1, dtype)[()])
     lo = _param(minval, dtype, shape, "uniform")
     hi = _param(maxval, dtype, shape, "uniform")
     return lax.max(lo, fma(floats, lax.sub(hi, lo), lo))
@@ -241,7 +231,7 @@ def _randint(key, shape, minval, maxval, dtype):
     one = np.asarray(1, uint)[()]
     span = lax.select(lax.le(maxval, minval), lax.broadcast_in_dim(one, span.shape, ()), span)
     # maxval above the dtype's range: the span is one larger (wrapping to 0 when full)
-    grow = lax.select(maxval_out_of_range, lax.gt(maxval, minval), maxval_out_of_range)  # logical and
+    grow = lax.bitwise_and(maxval_out_of_range, lax.gt(maxval, minval))
     span = lax.select(grow, lax.add(span, one), span)
     multiplier = lax.rem(np.asarray(2 ** (nbits // 2), uint)[()], span)  # 2**nbits % span, in two steps
     multiplier = lax.rem(lax.mul(multiplier, multiplier), span)

@@ -40,11 +40,8 @@ def _u32(v):
 # --- the hash --------------------------------------------------------------------------
 
 
-# The two halves of a rotation (and of the 64-bit concatenation below) share no set bits,
-# so `or` is written as `xor`: equal here, and the `or` primitive's name, a Python keyword,
-# does not yet print as runnable staged source.
 def _rotate_left(x, d):
-    return lax.bitwise_xor(lax.shift_left(x, _u32(d)), lax.shift_right_logical(x, _u32(32 - d)))
+    return lax.bitwise_or(lax.shift_left(x, _u32(d)), lax.shift_right_logical(x, _u32(32 - d)))
 
 
 def _mix(x0, x1, rotation):
@@ -246,7 +243,7 @@ def random_bits(key, bit_width, shape):
     if bit_width == 64:
         hi = lax.convert_element_type(w0, dtype)
         lo = lax.convert_element_type(w1, dtype)
-        return lax.bitwise_xor(lax.shift_left(hi, np.uint64(32)), lo)  # disjoint bits: or == xor
+        return lax.bitwise_or(lax.shift_left(hi, np.uint64(32)), lo)
     bits = lax.bitwise_xor(w0, w1)
     return bits if bit_width == 32 else lax.convert_element_type(bits, dtype)
 

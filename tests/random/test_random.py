@@ -189,7 +189,7 @@ def test_samplers_stage_into_runnable_programs(sampler):
 
 def test_staged_program_is_plain_uint32_arithmetic():
     text = str(omnistage.make_jaxpr(lambda k: jr.bits(k, (4,)))(KEY))
-    assert "shift_left" in text and "xor" in text and "iota" in text
+    assert "shift_left" in text and "xor" in text and "iota" in text and "or_" in text
 
 
 # --- building blocks ---------------------------------------------------------------------
