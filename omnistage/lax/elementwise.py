@@ -33,6 +33,12 @@ def _int_rem(x, y):
     return np.where(zero, x, np.fmod(x, np.where(zero, np.ones((), y.dtype), y)))
 
 
+def _population_count(x):
+    """Set bits of the two's-complement representation (np.bitwise_count counts those of |x|)."""
+    x = np.asarray(x)
+    return np.bitwise_count(x.view(np.dtype(f"uint{x.dtype.itemsize * 8}")))
+
+
 def _by_kind(int_impl, inexact_impl):
     """An impl that dispatches on the operands' dtype kind (integers round toward zero)."""
     return lambda x, y: (int_impl if np.asarray(x).dtype.kind in "iu" else inexact_impl)(x, y)
@@ -100,7 +106,7 @@ _TABLE = {
     "not_": (np.invert, INT_OR_BOOL, None, 1),
     "shift_left": (np.left_shift, INTEGER, None, 2),
     "shift_right_arithmetic": (np.right_shift, INTEGER, None, 2),
-    "population_count": (np.bitwise_count, INTEGER, None, 1),
+    "population_count": (_population_count, INTEGER, None, 1),
 }
 
 PRIMITIVES = {name: elementwise(name, impl, kind, out, nargs) for name, (impl, kind, out, nargs) in _TABLE.items()}
@@ -246,8 +252,9 @@ def _convert_impl(x, *, new_dtype, weak_type=False):
         # float -> int: NaN becomes 0 and out-of-range values saturate, as XLA does
         info = np.iinfo(dt)
         with np.errstate(invalid="ignore"):
-            x = np.where(np.isnan(x), 0, np.clip(x, info.min, info.max))
-            return np.trunc(x).astype(dt)
+            out = np.trunc(np.where(np.isnan(x), 0, np.clip(x, info.min, info.max))).astype(dt)
+            # int max may round up in x's dtype (2**31 in float32), so the clip alone overflows
+            return np.where(x >= np.asarray(info.max).astype(x.dtype), np.asarray(info.max, dt), out)
     if dt.kind == "b":
         return x != 0
     with np.errstate(all="ignore"):
