@@ -10,7 +10,7 @@ from .core.devices import (
     default_backend, device_count, devices, local_device_count, local_devices, process_count,
     process_index,
 )
-from . import lax, numpy, tree_util, errors, dtypes
+from . import lax, numpy, random, tree_util, errors, dtypes
 from .api import (
     Compiled, Lowered, ShapeDtypeStruct, block_until_ready, device_put, eval_shape, jit,
     make_jaxpr,
@@ -22,5 +22,5 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend", "device_count",
     "device_put", "devices", "disable_jit", "errors", "eval_shape", "jit", "lax",
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
-    "process_index", "tree_util", "dtypes",
+    "process_index", "random", "tree_util", "dtypes",
 ]
