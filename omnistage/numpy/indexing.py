@@ -391,7 +391,8 @@ def take_index(x, idx, mode=None, fill_value=None, normalize=True):
     if mode not in (None, "clip", "fill", "promise_in_bounds"):
         raise ValueError(f"Invalid mode {mode!r} for indexing; expected 'clip', 'fill' or None")
     explicit = mode is not None
-    plan = parse(x.shape, idx, check_bounds=not explicit, scalars_as_arrays=mode == "fill")
+    # dynamic_slice wraps negative starts and cannot fill: those cases gather instead
+    plan = parse(x.shape, idx, check_bounds=not explicit, scalars_as_arrays=mode == "fill" or not normalize)
     if plan.bool_dims:
         x = lax.reshape(x, plan.shape)
     out = _basic_part(x, plan)

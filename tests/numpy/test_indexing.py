@@ -213,7 +213,7 @@ def test_at_keeps_dtype_and_weak_type_of_x():
     assert out.dtype == np.int32 and out.tolist() == [0, 2, 2, 3, 4]
     out = x.at[jnp.array([0, 0])].add(1.5)  # promoted, accumulated, cast back (as JAX)
     assert out.dtype == np.int32 and out.tolist() == [3, 1, 2, 3, 4]
-    w = jnp.asarray(1.0) * jnp.ones(()) if False else omnistage.lax.broadcast_in_dim(1.0, (3,), ())
+    w = omnistage.lax.broadcast_in_dim(1.0, (3,), ())  # weakly typed float32
     assert w.at[0].set(jnp.float32(5)).weak_type
 
 
@@ -279,6 +279,12 @@ def test_take_matches_numpy_modes(axis, mode):
     idx = np.array([[0, 7], [-1, -8]])
     out = check_staged(lambda x, i: jnp.take(x, i, axis=axis, mode=mode), jnp.asarray(A), jnp.asarray(idx))
     np.testing.assert_array_equal(out, np.take(A, idx, axis=axis, mode=mode))
+
+
+@pytest.mark.parametrize("i", [-1, 1, 9])
+def test_take_traced_scalar_index_clip_does_not_wrap_negative(i):
+    out = check_staged(lambda x, i: jnp.take(x, i, axis=1, mode="clip"), jnp.asarray(A), jnp.int32(i))
+    np.testing.assert_array_equal(out, np.take(A, i, axis=1, mode="clip"))
 
 
 def test_take_default_fill_mode():
@@ -462,3 +468,23 @@ def test_random_at_update_matches_numpy(case, kind):
         np.testing.assert_array_equal(np.asarray(out)[counts <= 1], expect[counts <= 1])
     else:
         np.testing.assert_array_equal(out, expect)
+
+
+@settings(max_examples=50, deadline=None)
+@given(index_case())
+def test_random_getitem_with_traced_index_arrays_matches_numpy(case):
+    x, idx = case
+    expect = _numpy_or_none(lambda: x[idx])
+    if expect is None:
+        return
+    traced = [p for p, i in enumerate(idx) if isinstance(i, np.ndarray) and i.dtype != bool]
+
+    def f(x, *arrays):
+        full = list(idx)
+        for p, a in zip(traced, arrays):
+            full[p] = a
+        return x[tuple(full)]
+
+    out = omnistage.jit(f)(jnp.asarray(x), *[jnp.asarray(idx[p]) for p in traced])
+    assert out.shape == expect.shape
+    np.testing.assert_array_equal(out, expect)
