@@ -1,5 +1,7 @@
 """jnp reductions and cumulative ops vs NumPy: values, and JAX's result dtypes, eagerly,
 under jit, from the printed program and through the checked interpreter."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -313,12 +315,13 @@ def _array_and_axes(draw):
 def test_reductions_over_random_shapes_and_axes(case, name, keepdims):
     x, axes = case
     np_fn, dtype_rule, _, needs = REDUCTIONS[name]
-    if needs and _reduced_empty(x.shape, axes if axes != () else ()):
-        with pytest.raises(ValueError):
+    if name == "max" and _reduced_empty(x.shape, axes):
+        with pytest.raises(ValueError, match="zero-size"):
             getattr(jnp, name)(x, axis=axes, keepdims=keepdims)
         return
     got = getattr(jnp, name)(x, axis=axes, keepdims=keepdims)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's mean of an empty slice
         want = np.asarray(np_fn(x, axis=axes, keepdims=keepdims))
     assert got.dtype == dtype_rule(x.dtype)
     np.testing.assert_allclose(np.asarray(got), want.astype(got.dtype), rtol=1e-4, atol=1e-5)
