@@ -242,10 +242,6 @@ def arange(start, stop=None, step=None, dtype=None):
     return out
 
 
-def _isscalar_static(x):
-    return isinstance(x, (bool, int, float, complex, np.generic)) or (isinstance(x, np.ndarray) and x.ndim == 0)
-
-
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """`num` evenly spaced samples from `start` to `stop` (array endpoints broadcast; the
     samples go along `axis`). Traced endpoints are allowed; `num` must be static.
