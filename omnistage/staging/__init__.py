@@ -7,6 +7,7 @@ May import: omnistage.core, omnistage.lax. Must not import autodiff, vectorize, 
 from .program import Eqn, Program, eqn, make_stmt
 from .trace import StagingTrace, StagingTracer, stage
 from .interpret import interpret, interpret_checked
+from .convert import convert, converted_source
 
 __all__ = ["Program", "Eqn", "eqn", "make_stmt", "StagingTrace", "StagingTracer", "stage",
-           "interpret", "interpret_checked"]
+           "interpret", "interpret_checked", "convert", "converted_source"]

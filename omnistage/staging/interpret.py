@@ -7,7 +7,7 @@ import numpy as np
 
 from ..core import primitive as core_primitive
 from . import literals
-from .program import eqn, is_eqn
+from .program import eqn, is_eqn, map_body_params
 
 
 def _impl_namespace():
@@ -43,31 +43,59 @@ def interpret(program, *args):
 
 def interpret_checked(program, *args):
     """Run `program` statement by statement, checking every value against the avals table
-    (dtype and shape). Slow; for tests, to prove NumPy implementations are dtype-exact."""
-    env = dict(zip(program.in_names, args))
-    env.update(program.consts)
+    (dtype and shape). Slow; for tests, to prove NumPy implementations are dtype-exact.
+    Nested control-flow bodies run checked too: the impls receive checked callables."""
+    return _checked_function(program, program.fn)(*args)
 
+
+def _checked_function(program, fn):
+    in_names = [a.arg for a in fn.args.args]
+
+    def run(*args):
+        if len(args) != len(in_names):
+            raise AssertionError(f"{fn.name} takes {len(in_names)} arguments, got {len(args)}")
+        env = dict(program.consts)
+        for name, value in zip(in_names, args):
+            env[name] = _checked_value(program, name, value, f"argument of {fn.name}")
+        return _run_checked_body(program, fn, env)
+
+    run.__name__ = fn.name
+    return run
+
+
+def _checked_value(program, name, value, what, where=""):
+    aval = program.avals[name]
+    value = np.asarray(value)
+    if value.dtype != aval.dtype or value.shape != aval.shape:
+        raise AssertionError(
+            f"{what} gave {value.dtype}{list(value.shape)}, abstract eval says {aval}{where}"
+        )
+    return value
+
+
+def _run_checked_body(program, fn, env):
     def read(node):
         if isinstance(node, ast.Name):
             return env[node.id]
         return literals.literal_value(node)
 
-    for stmt in program.body:
+    for stmt in fn.body:
+        if isinstance(stmt, ast.FunctionDef):
+            env[stmt.name] = _checked_function(program, stmt)
+            continue
         if isinstance(stmt, ast.Return):
-            return tuple(read(a) for a in program.out_atoms)
+            ret = stmt.value
+            atoms = list(ret.elts) if isinstance(ret, ast.Tuple) else [ret]
+            return tuple(read(a) for a in atoms)
         if not is_eqn(stmt):
             raise NotImplementedError(f"interpret_checked: {ast.unparse(stmt)}")
         e = eqn(stmt)
         prim = core_primitive.registry[e.prim]
-        out = prim.impl(*[read(a) for a in e.ins], **e.params)
+        params = map_body_params(e.params, env.__getitem__)
+        out = prim.impl(*[read(a) for a in e.ins], **params)
         outs = list(out) if prim.multiple_results else [out]
+        if len(outs) != len(e.outs):
+            raise AssertionError(f"{e.prim} impl gave {len(outs)} results, expected {len(e.outs)}")
         for name, value in zip(e.outs, outs):
-            aval = program.avals[name]
-            value = np.asarray(value)
-            if value.dtype != aval.dtype or value.shape != aval.shape:
-                raise AssertionError(
-                    f"{e.prim} impl gave {value.dtype}{list(value.shape)}, "
-                    f"abstract eval says {aval}: {ast.unparse(stmt)}"
-                )
-            env[name] = value
-    raise AssertionError("program has no return")
+            env[name] = _checked_value(program, name, value, f"{e.prim} impl", f": {ast.unparse(stmt)}")
+    raise AssertionError(f"{fn.name} has no return")

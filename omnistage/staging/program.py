@@ -3,9 +3,27 @@
 A Program is an `ast.FunctionDef` in A-normal form plus a table from variable name to
 aval, and a table of array constants. Each statement is `outs = prim(atoms..., **params)`
 where atoms are names or typed literals (`np.float32(2.0)`) and params are Python literals;
-nested `FunctionDef`s (control-flow bodies) may precede the statement that uses them. The
-last statement is `return (atoms...)`. `str(program)` is runnable Python with one import
+the last statement is `return (atoms...)`. `str(program)` is runnable Python with one import
 line; every statement carries its user `file:line` as a trailing comment.
+
+Control flow (`cond`, `while_loop`, `scan`, see `omnistage.lax.control_flow`) is a statement
+whose bodies are nested, closure-free `FunctionDef`s placed just above it and named by
+keyword parameters whose values are bare names:
+
+    def cond_false(x):
+        ...
+        return (y,)
+    def cond_true(x):
+        ...
+        return (y_1,)
+    y_2, = cond(p, x, branches=(cond_false, cond_true))
+
+In the `eqn` view such a parameter is a `BodyRef` (a `str` naming the FunctionDef), so
+params stay literals; `program.subprogram(ref)` is the body as a Program sharing the avals
+table (every variable of a program and its bodies has one, unique, name). When the source
+runs, the name evaluates to the nested function itself, so the primitive's impl (NumPy
+interpreter) or the primitive (printed program, `from omnistage.staging.runtime import *`)
+receives a callable.
 """
 import ast
 import os
@@ -34,12 +52,61 @@ def is_eqn(stmt):
     return isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
 
 
+class BodyRef(str):
+    """A parameter naming a nested body FunctionDef (printed as a bare name, not a string)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"BodyRef({str(self)!r})"
+
+
+def _param_value(node):
+    if isinstance(node, ast.Name):
+        return BodyRef(node.id)
+    if isinstance(node, ast.Tuple) and node.elts and all(isinstance(e, ast.Name) for e in node.elts):
+        return tuple(BodyRef(e.id) for e in node.elts)
+    return literals.param_value(node)
+
+
+def _param_ast(value):
+    if isinstance(value, BodyRef):
+        return ast.Name(str(value), ast.Load())
+    if isinstance(value, tuple) and value and all(isinstance(v, BodyRef) for v in value):
+        return ast.Tuple([ast.Name(str(v), ast.Load()) for v in value], ast.Load())
+    return literals.param_ast(value)
+
+
+def body_refs(params):
+    """The BodyRefs among an eqn's params, in order."""
+    refs = []
+    for v in params.values():
+        if isinstance(v, BodyRef):
+            refs.append(v)
+        elif isinstance(v, tuple):
+            refs.extend(e for e in v if isinstance(e, BodyRef))
+    return refs
+
+
+def map_body_params(params, fn):
+    """`params` with every BodyRef `r` replaced by `fn(r)` (tuples of refs too)."""
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, BodyRef):
+            out[k] = fn(v)
+        elif isinstance(v, tuple) and v and all(isinstance(e, BodyRef) for e in v):
+            out[k] = tuple(fn(e) for e in v)
+        else:
+            out[k] = v
+    return out
+
+
 def eqn(stmt):
     """View `outs = prim(ins..., **params)` as an Eqn."""
     target = stmt.targets[0]
     outs = [e.id for e in target.elts] if isinstance(target, ast.Tuple) else [target.id]
     call = stmt.value
-    params = {k.arg: literals.param_value(k.value) for k in call.keywords}
+    params = {k.arg: _param_value(k.value) for k in call.keywords}
     return Eqn(outs, call.func.id, list(call.args), params, stmt)
 
 
@@ -53,7 +120,7 @@ def make_stmt(outs, prim, ins, params, loc=None, multiple=False):
     call = ast.Call(
         ast.Name(prim, ast.Load()),
         list(ins),
-        [ast.keyword(k, literals.param_ast(v)) for k, v in params.items()],
+        [ast.keyword(k, _param_ast(v)) for k, v in params.items()],
     )
     stmt = ast.Assign([target], call, lineno=0)
     stmt.loc = loc
@@ -124,6 +191,25 @@ class Program:
         """The primitive statements of the top-level body, as Eqn views."""
         return [eqn(s) for s in self.fn.body if is_eqn(s)]
 
+    def bodies(self):
+        """The nested body FunctionDefs of the top-level body, by name."""
+        return {s.name: s for s in self.fn.body if isinstance(s, ast.FunctionDef)}
+
+    def subprogram(self, ref):
+        """The nested body named `ref` (a BodyRef or name, at any depth) as a Program that
+        shares this program's avals table and constants."""
+        for node in ast.walk(self.fn):
+            if isinstance(node, ast.FunctionDef) and node.name == ref and node is not self.fn:
+                return Program(node, self.avals, self.consts)
+        raise KeyError(f"program {self.name} has no body named {ref!r}")
+
+    def __call__(self, *args):
+        """Run on NumPy values with the NumPy interpreter; returns a tuple of NumPy values.
+        (Lets a control-flow impl call a body whether it is a Program or a function.)"""
+        from .interpret import interpret
+
+        return interpret(self, *args)
+
     # --- printing -----------------------------------------------------------------------
 
     def source(self, with_header=True, with_locs=True):
@@ -180,11 +266,16 @@ class ProgramCheckError(Exception):
     """A pass produced an ill-typed program."""
 
 
-def check_body(body, in_names, avals, consts, where):
+def check_body(body, in_names, avals, consts, where, assigned=None):
+    """Check one function body; nested bodies are checked closure-free (only their own
+    arguments and the constants are visible), and every name is assigned once program-wide."""
+    assigned = set(in_names) if assigned is None else assigned
     defined = set(in_names) | set(consts)
+    bodies = {}
     for stmt in body:
         if isinstance(stmt, ast.FunctionDef):
-            defined.add(stmt.name)
+            _check_nested(stmt, avals, consts, where, assigned)
+            bodies[stmt.name] = Program(stmt, avals, consts)
             continue
         if isinstance(stmt, ast.Return):
             for node in ast.walk(stmt.value):
@@ -193,37 +284,62 @@ def check_body(body, in_names, avals, consts, where):
             continue
         if not is_eqn(stmt):
             raise ProgramCheckError(f"{where}: not an equation: {ast.unparse(stmt)}")
-        e = eqn(stmt)
-        prim = core_primitive.registry.get(e.prim)
-        if prim is None:
-            raise ProgramCheckError(f"{where}: unknown primitive {e.prim!r}")
-        in_avals = []
-        for a in e.ins:
-            if isinstance(a, ast.Name):
-                if a.id not in defined:
-                    raise ProgramCheckError(f"{where}: {ast.unparse(stmt)} uses undefined {a.id!r}")
-                if a.id in consts:
-                    c = consts[a.id]
-                    in_avals.append(ShapedArray(c.shape, c.dtype))
-                else:
-                    in_avals.append(avals[a.id])
-            elif literals.is_literal(a):
-                in_avals.append(literals.literal_aval(a))
-            else:
-                raise ProgramCheckError(f"{where}: operand is not an atom: {ast.unparse(a)}")
-        try:
-            out = prim.abstract_eval(*in_avals, **e.params)
-        except Exception as exc:  # noqa: BLE001 - re-raised with the statement
-            raise ProgramCheckError(f"{where}: {ast.unparse(stmt)}: {exc}") from exc
-        outs = list(out) if prim.multiple_results else [out]
-        if len(outs) != len(e.outs):
-            raise ProgramCheckError(f"{where}: {ast.unparse(stmt)}: arity {len(e.outs)} != {len(outs)}")
-        for name, aval in zip(e.outs, outs):
-            have = avals.get(name)
-            if have is None or have.shape != aval.shape or have.dtype != aval.dtype:
-                raise ProgramCheckError(
-                    f"{where}: {ast.unparse(stmt)}: table says {name}: {have}, inferred {aval}"
-                )
-            if name in defined:
+        _check_eqn(stmt, avals, consts, where, defined, bodies)
+        for name in eqn(stmt).outs:
+            if name in assigned:
                 raise ProgramCheckError(f"{where}: {name!r} assigned twice")
-            defined.add(name)
+            assigned.add(name)
+    if not body or not isinstance(body[-1], ast.Return):
+        raise ProgramCheckError(f"{where}: the body does not end with a return")
+
+
+def _check_nested(fn, avals, consts, where, assigned):
+    args = [a.arg for a in fn.args.args]
+    for a in args:
+        if a not in avals:
+            raise ProgramCheckError(f"{where}: body {fn.name} argument {a!r} has no aval")
+        if a in assigned:
+            raise ProgramCheckError(f"{where}: {a!r} assigned twice")
+        assigned.add(a)
+    check_body(fn.body, args, avals, consts, f"{where}.{fn.name}", assigned)
+
+
+def _check_eqn(stmt, avals, consts, where, defined, bodies):
+    e = eqn(stmt)
+    prim = core_primitive.registry.get(e.prim)
+    if prim is None:
+        raise ProgramCheckError(f"{where}: unknown primitive {e.prim!r}")
+    in_avals = []
+    for a in e.ins:
+        if isinstance(a, ast.Name):
+            if a.id not in defined:
+                raise ProgramCheckError(f"{where}: {ast.unparse(stmt)} uses undefined {a.id!r}")
+            if a.id in consts:
+                c = consts[a.id]
+                in_avals.append(ShapedArray(c.shape, c.dtype))
+            else:
+                in_avals.append(avals[a.id])
+        elif literals.is_literal(a):
+            in_avals.append(literals.literal_aval(a))
+        else:
+            raise ProgramCheckError(f"{where}: operand is not an atom: {ast.unparse(a)}")
+    missing = [r for r in body_refs(e.params) if r not in bodies]
+    if missing:
+        raise ProgramCheckError(f"{where}: {ast.unparse(stmt)}: no body {missing[0]!r} defined above it")
+    params = map_body_params(e.params, bodies.__getitem__)
+    try:
+        out = prim.abstract_eval(*in_avals, **params)
+    except Exception as exc:  # noqa: BLE001 - re-raised with the statement
+        raise ProgramCheckError(f"{where}: {ast.unparse(stmt)}: {exc}") from exc
+    outs = list(out) if prim.multiple_results else [out]
+    if len(outs) != len(e.outs):
+        raise ProgramCheckError(f"{where}: {ast.unparse(stmt)}: arity {len(e.outs)} != {len(outs)}")
+    for name, aval in zip(e.outs, outs):
+        have = avals.get(name)
+        if have is None or have.shape != aval.shape or have.dtype != aval.dtype:
+            raise ProgramCheckError(
+                f"{where}: {ast.unparse(stmt)}: table says {name}: {have}, inferred {aval}"
+            )
+        if name in defined:
+            raise ProgramCheckError(f"{where}: {name!r} assigned twice")
+        defined.add(name)

@@ -5,9 +5,16 @@ Omnistaging: while a StagingTrace is the innermost trace, every `bind` is staged
 whether or not its operands are traced. Concrete operands become typed literals (scalars)
 or named constants (arrays). A tracer of an enclosing, still-live trace is captured as an
 extra input; a tracer of a finished trace raises UnexpectedTracerError.
+
+Control-flow primitives bind with `Program`-valued params (their bodies, staged by
+`stage` in a sub-trace). `process_primitive` splices each such Program into this trace as a
+nested FunctionDef just above the statement, renaming its variables to fresh names of this
+trace, and the param becomes a `BodyRef` naming it.
 """
 import ast
+import copy
 import itertools
+import re
 import sys
 
 import numpy as np
@@ -18,7 +25,7 @@ from ..core.aval import ShapedArray
 from ..core.source_info import user_loc
 from ..core.tracer import Tracer
 from . import literals, naming
-from .program import Program, make_stmt, name_atom
+from .program import BodyRef, Program, make_stmt, name_atom
 
 
 class StagingTracer(Tracer):
@@ -102,7 +109,7 @@ class StagingTrace:
             self.in_names.append(var)
             self.avals[var] = tracer.aval
             self._arg_labels = getattr(self, "_arg_labels", {})
-            self._arg_labels[var] = getattr(tracer, "_name", "captured")
+            self._arg_labels[var] = _capture_label(tracer)
         return self._capture_names[key]
 
     def _const(self, obj, value):
@@ -120,6 +127,7 @@ class StagingTrace:
         atoms = [self.atom(a) for a in args]
         in_avals = [a.aval if isinstance(a, (Tracer, Array)) else _aval_of_value(a) for a in args]
         out_aval = core_primitive.abstract_eval_located(prim, in_avals, params)
+        params = self._emit_bodies(params)
         loc = user_loc()
         deps = frozenset().union(*(a._deps for a in args if isinstance(a, Tracer)))
         out_avals = list(out_aval) if prim.multiple_results else [out_aval]
@@ -131,6 +139,38 @@ class StagingTrace:
         stmt = make_stmt([t._name for t in outs], prim.name, atoms, params, loc, prim.multiple_results)
         self.stmts.append(stmt)
         return outs if prim.multiple_results else outs[0]
+
+    # --- nested bodies ------------------------------------------------------------------
+
+    def _emit_bodies(self, params):
+        """Splice Program-valued params in as nested FunctionDefs; params name them."""
+        out = {}
+        for k, v in params.items():
+            if isinstance(v, Program):
+                out[k] = self._emit_body(v)
+            elif isinstance(v, tuple) and v and all(isinstance(e, Program) for e in v):
+                out[k] = tuple(self._emit_body(e) for e in v)
+            else:
+                out[k] = v
+        return out
+
+    def _emit_body(self, program):
+        labels = self.__dict__.setdefault("_arg_labels", {})
+        mapping = {}
+        fn = copy.deepcopy(program.fn)
+        for node in ast.walk(fn):
+            if isinstance(node, ast.FunctionDef):
+                mapping[node.name] = self._tmp_name()
+                labels[mapping[node.name]] = node.name
+        for var, aval in program.avals.items():
+            mapping[var] = tmp = self._tmp_name()
+            self.avals[tmp] = aval
+            labels[tmp] = var
+        for cname, value in program.consts.items():
+            mapping[cname] = self._const(value, value)
+        _Renamer(mapping).visit(fn)
+        self.stmts.append(fn)
+        return BodyRef(fn.name)
 
     # --- errors -------------------------------------------------------------------------
 
@@ -160,19 +200,27 @@ class StagingTrace:
         out_atoms = [self.atom(o) for o in outputs]
         self.finished = True
         labels = getattr(self, "_arg_labels", {})
-        namer = naming.Namer()
+        namer = naming.Namer([naming.sanitize(name)])
         mapping = {var: namer.fresh(labels.get(var, "arg")) for var in self.in_names}
         infos = []
         for s in self.stmts:
+            if isinstance(s, ast.FunctionDef):
+                continue
             t = s.targets[0]
             outs = [e.id for e in t.elts] if isinstance(t, ast.Tuple) else [t.id]
             infos.append((outs, s.value.func.id, s.loc))
         mapping.update(naming.readable_names(infos, None, namer.taken))
+        namer.taken.update(mapping.values())
+        for s in self.stmts:  # nested bodies keep the names they were staged with
+            if isinstance(s, ast.FunctionDef):
+                for var in _body_names(s):
+                    if var not in mapping:
+                        mapping[var] = namer.fresh(_strip_counter(labels.get(var, "v")))
         renamer = _Renamer(mapping)
         body = [renamer.visit(s) for s in self.stmts]
         ret = ast.Return(ast.Tuple([renamer.visit(a) for a in out_atoms], ast.Load()))
         fn = ast.FunctionDef(
-            name=naming.sanitize(name),
+            name=naming.function_name(name),
             args=ast.arguments(
                 posonlyargs=[], args=[ast.arg(mapping[v]) for v in self.in_names], vararg=None,
                 kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
@@ -187,7 +235,37 @@ class StagingTrace:
         return Program(fn, avals, self.consts)
 
 
+def _body_names(fn):
+    """Every name a nested body binds, in order: its name, arguments, statement outputs."""
+    names = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.FunctionDef):
+            names.append(node.name)
+            names.extend(a.arg for a in node.args.args)
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                names.extend(e.id for e in ast.walk(t) if isinstance(e, ast.Name))
+    return names
+
+
+def _strip_counter(label):
+    """`sin_3` -> `sin`: the base a fresh name is made from."""
+    return re.sub(r"_\d+$", "", label) or label
+
+
+def _capture_label(tracer):
+    """A readable label for a captured outer tracer: the outer argument's label, or the
+    user variable its creating statement assigned."""
+    outer = tracer._trace
+    label = getattr(outer, "_arg_labels", {}).get(getattr(tracer, "_name", None))
+    if label is None:
+        label = naming.user_target(tracer._loc)
+    return label or "captured"
+
+
 class _Renamer(ast.NodeTransformer):
+    """Renames variables, nested body arguments and nested body names."""
+
     def __init__(self, mapping):
         self.mapping = mapping
 
@@ -195,6 +273,15 @@ class _Renamer(ast.NodeTransformer):
         new = self.mapping.get(node.id)
         if new is not None:
             node.id = new
+        return node
+
+    def visit_arg(self, node):
+        node.arg = self.mapping.get(node.arg, node.arg)
+        return node
+
+    def visit_FunctionDef(self, node):
+        node.name = self.mapping.get(node.name, node.name)
+        self.generic_visit(node)
         return node
 
 
