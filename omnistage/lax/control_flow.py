@@ -546,6 +546,11 @@ def _check_cond_fun_output(s):
 
 def while_loop(cond_fun, body_fun, init_val):
     """`val = init_val; while cond_fun(val): val = body_fun(val)`, staged as one statement."""
+    return while_loop_labeled(cond_fun, body_fun, init_val)
+
+
+def while_loop_labeled(cond_fun, body_fun, init_val, labels=None):
+    """`while_loop` whose carry leaves get the readable names `labels` in the bodies."""
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
     if _python_mode(init_val):
@@ -555,7 +560,7 @@ def while_loop(cond_fun, body_fun, init_val):
         return val
     leaves, tree = tree_util.tree_flatten(init_val)
     leaves = [to_operand(x) for x in leaves]
-    labels = _arg_labels(leaves, "carry")
+    labels = labels or _arg_labels(leaves, "carry")
 
     def stage_both(avals):
         carry = tree_util.tree_unflatten(tree, avals)

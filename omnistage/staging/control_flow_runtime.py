@@ -432,14 +432,22 @@ class _StagedLoop:
     def _split(self, values):
         carried = [j for j, v in enumerate(values) if not _is_undefined(v)]
         static = {}
-        carry = []
         for j in carried:
-            leaves, tree = tree_util.tree_flatten(values[j])
+            leaves, _ = tree_util.tree_flatten(values[j])
             for k, x in enumerate(leaves):
                 if not _is_array_leaf(x):
                     static[(j, k)] = x
-            carry.append(values[j])
         return carried, static
+
+    def _labels(self, values, carried):
+        """Readable names of the carry leaves in the staged bodies: the user's variables."""
+        labels = []
+        for j in carried:
+            leaves, _ = tree_util.tree_flatten(values[j])
+            arrays = [k for k, x in enumerate(leaves) if (j, k) not in self._static]
+            name = self.names[j] if self.names[j].isidentifier() and self.names[j] != "_" else "carry"
+            labels += [name] if len(arrays) == 1 else [f"{name}_{k}" for k in arrays]
+        return labels
 
     def _carry_of(self, values, carried, static):
         """The arrays of the carried variables (non-array leaves stay static)."""
@@ -530,7 +538,8 @@ class _StagedLoop:
 
         cond_fun.__name__, body_fun.__name__ = "while_test", "while_body"
         try:
-            carry = lcf.while_loop(cond_fun, body_fun, self._carry_of(values, carried, self._static))
+            carry = lcf.while_loop_labeled(cond_fun, body_fun, self._carry_of(values, carried, self._static),
+                                           self._labels(values, carried))
         except lcf.ControlFlowTypeError as e:
             raise self._rethrow(e, carried) from None
         return self._finish(values, carried, carry)
@@ -563,7 +572,9 @@ class _StagedLoop:
 
         cond_fun.__name__, body_fun.__name__ = "for_test", "for_body"
         try:
-            _, carry = lcf.while_loop(cond_fun, body_fun, (start, self._carry_of(values, carried, self._static)))
+            _, carry = lcf.while_loop_labeled(
+                cond_fun, body_fun, (start, self._carry_of(values, carried, self._static)),
+                ["counter"] + self._labels(values, carried))
         except lcf.ControlFlowTypeError as e:
             raise self._rethrow(_shift_paths(e), carried) from None
         return self._finish(values, carried, carry)
