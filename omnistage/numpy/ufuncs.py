@@ -192,7 +192,7 @@ def power(x1, x2, /):
     """x1 ** x2; a static integer exponent becomes `integer_pow` (exact for ints)."""
     check_arraylike("power", x1, x2)
     if isinstance(x2, int) and not isinstance(x2, bool):
-        (a,) = promote_args("power", x1)
+        (a,) = promote_args_numeric("power", x1)
         if x2 >= 0 or dtypes.is_inexact(a.dtype):
             return lax.integer_pow(a, x2)
     a, b = promote_args_numeric("power", x1, x2)

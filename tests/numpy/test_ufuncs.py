@@ -341,6 +341,7 @@ def test_power_with_static_and_traced_integer_exponents():
     _assert_matches(check_staged(lambda a: jnp.power(a, 3), x), x**3)
     _assert_matches(check_staged(jnp.power, x, np.array([0, 1, 2, 3, 4], np.int32)), x ** np.arange(5, dtype=np.int32))
     _assert_matches(check_staged(lambda a: a**-2, np.float32([2, 4])), np.float32([0.25, 0.0625]))
+    _assert_matches(check_staged(lambda a: jnp.power(a, 2), np.array([True, False])), np.int32([1, 0]))
 
 
 def test_float_power_is_float32_without_x64_and_float64_with(x64):
