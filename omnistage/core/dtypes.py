@@ -176,11 +176,16 @@ def dtype_and_weak(x):
     return canonicalize_dtype(np.asarray(x).dtype), False
 
 
+_PYTHON_TYPES_WEAK = {bool: False, int: 0, float: 0.0, complex: 0j}
+
+
 def result_type(*args, return_weak_type_flag=False):
     """`jnp.result_type`: the dtype JAX promotion gives these values or dtypes."""
     pairs = []
     for a in args:
-        if isinstance(a, (np.dtype, type, str)) and not isinstance(a, (bool, int, float, complex)):
+        if isinstance(a, type) and a in _PYTHON_TYPES_WEAK:  # `int`/`float`/`complex` types are weak
+            pairs.append(python_scalar_dtype(_PYTHON_TYPES_WEAK[a]))
+        elif isinstance(a, (np.dtype, type, str)) and not isinstance(a, (bool, int, float, complex)):
             pairs.append((np.dtype(a), False))
         elif a is None:
             continue

@@ -196,7 +196,7 @@ def _flatten_up_to(treedef, tree):
     if node is None or type(tree) is not treedef.node_type:
         raise ValueError(f"Tree structure mismatch: expected {treedef}, got {tree_structure(tree)}")
     children, aux = node.flatten(tree)
-    if len(children) != len(treedef.children):
+    if len(children) != len(treedef.children) or _hashable_aux(aux) != _hashable_aux(treedef.aux):
         raise ValueError(f"Tree structure mismatch: expected {treedef}, got {tree_structure(tree)}")
     out = []
     for c, td in zip(children, treedef.children):

@@ -122,6 +122,8 @@ def install(cls):
     cls.transpose = _transpose_method
     cls.flatten = _flatten
     cls.astype = _astype
+    # NumPy's method order differs from the function's: a.compress(condition) is compress(condition, a)
+    cls.compress = lambda self, condition, axis=None, **kw: _jnp().compress(condition, self, axis, **kw)
     cls.__getitem__ = _getitem
     cls.at = property(_at)
     cls.T = property(lambda self: _jnp().transpose(self))

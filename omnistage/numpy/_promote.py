@@ -29,7 +29,7 @@ def _convert(x, dt, weak):
         with np.errstate(all="ignore"):
             return Array(_scalar_to(x, dt), weak)
     x = _rules.to_operand(x)
-    return _convert_weak(x, dt, weak and x.weak_type)
+    return _convert_weak(x, dt, weak)
 
 
 def _scalar_to(x, dt):

@@ -13,7 +13,7 @@ class _ScalarMeta(type):
             return NotImplemented
 
     def __ne__(cls, other):
-        eq = cls.__eq__(other)
+        eq = _ScalarMeta.__eq__(cls, other)
         return eq if eq is NotImplemented else not eq
 
     def __hash__(cls):

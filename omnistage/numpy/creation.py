@@ -40,9 +40,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
     """A new array from `object` (nested sequences may contain traced values)."""
     dt = _dtype_arg(dtype)
     if isinstance(object, (Array, Tracer)):
+        # JAX keeps weak-typedness when no dtype is given
         out = object if dt is None else lax.convert_element_type(object, dt)
-        if dt is None and out.weak_type:
-            out = lax.elementwise._convert_weak(out, out.dtype, False)
     elif isinstance(object, (list, tuple)) and _contains_tracer(object):
         from .shapes import stack
 
@@ -62,8 +61,9 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
                 dt = _leaves_dtype(object)
             else:
                 dt = dtypes.canonicalize_dtype(value.dtype)
+        weak = dtype is None and isinstance(object, (int, float, complex)) and not isinstance(object, bool)
         with np.errstate(all="ignore"):
-            out = Array(value.astype(dt))
+            out = Array(value.astype(dt), weak)
     if ndmin and out.ndim < ndmin:
         out = lax.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
     return out

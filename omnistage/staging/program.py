@@ -241,8 +241,14 @@ class Program:
 
 
 def _const_source(value):
+    """Python source that rebuilds the constant exactly (shape and dtype included)."""
     v = np.asarray(value)
-    return f"np.array({v.tolist()!r}, dtype=np.{v.dtype.name})"
+    if v.dtype.kind in "fc" and not np.all(np.isfinite(v)):
+        # nan/inf have no literal: rebuild from the raw bytes
+        raw = np.ascontiguousarray(v).tobytes().hex()
+        return f"np.frombuffer(bytes.fromhex({raw!r}), dtype=np.{v.dtype.name}).reshape({v.shape!r})"
+    src = f"np.array({v.tolist()!r}, dtype=np.{v.dtype.name})"
+    return src if v.size or v.ndim == 1 else f"{src}.reshape({v.shape!r})"
 
 
 def format_function(fn, indent="", with_locs=True):
