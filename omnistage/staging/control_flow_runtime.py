@@ -19,7 +19,7 @@ import re
 import numpy as np
 
 from ..core import dtypes, errors, tree_util
-from ..core.array import Array
+from ..core.array import Array, aval_of
 from ..core.aval import ShapedArray
 from ..core.tracer import Tracer
 from ..lax import control_flow as lcf
@@ -377,9 +377,10 @@ class _StagedIf:
         """Branch outputs must agree in shape; dtypes may differ only by weak types
         (Python scalars), which are promoted as jnp would."""
         target = []
-        for jk in plan["outputs"]:
-            avals = [s.out_avals[_output_positions(r)[jk]] for s, r in zip(staged, results)]
-            target.append(self._join(jk, avals))
+        for j, k in plan["outputs"]:
+            # from the values themselves: a literal output's program aval has lost its weak type
+            avals = [aval_of(to_operand(r.leaves[j][k])) for r in results]
+            target.append(self._join((j, k), avals))
         return target
 
     def _join(self, jk, avals):
