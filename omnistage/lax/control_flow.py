@@ -101,7 +101,8 @@ def _closed_program(fun, in_avals, role):
 
     if isinstance(fun, Program):
         return fun
-    program, trace = stage(lambda *a: fun(*a), in_avals, None, DebugInfo(fun, role), _body_name(fun, role))
+    labels = _param_names(fun, len(in_avals))
+    program, trace = stage(lambda *a: fun(*a), in_avals, labels, DebugInfo(fun, role), _body_name(fun, role))
     if trace.captures:
         raise TypeError(
             f"the {role} body {_body_name(fun, role)} closes over traced values; bodies given to a "
@@ -109,6 +110,16 @@ def _closed_program(fun, in_avals, role):
             f"which turn captured values into operands)"
         )
     return program
+
+
+def _param_names(fun, n):
+    import inspect
+
+    try:
+        names = [p.name for p in inspect.signature(fun).parameters.values()]
+    except (TypeError, ValueError):
+        names = []
+    return names[:n] + [f"a{i}" for i in range(len(names), n)]
 
 
 # --- staging user functions into bodies ----------------------------------------------------
