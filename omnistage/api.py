@@ -19,6 +19,7 @@ from .core import tree_util
 from .staging.interpret import compile_program
 from .staging.trace import DebugInfo, stage
 from .staging.naming import sanitize
+from .lax._rules import to_operand
 
 
 class ShapeDtypeStruct:
@@ -56,7 +57,7 @@ def leaf_aval(x):
     """The aval a jit argument leaf is traced with (also its cache key part)."""
     if isinstance(x, Array):
         return x.aval
-    if isinstance(x, (bool, int, float, complex)):
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         dt, weak = dtypes.python_scalar_dtype(x)
         return ShapedArray((), dt, weak)
     if isinstance(x, (np.ndarray, np.generic)):
@@ -227,12 +228,23 @@ class JitFunction:
         self._donate_argnums = tuple(donate_argnums) if not isinstance(donate_argnums, int) else (donate_argnums,)
         self._backend = backend
         self._python_control_flow = python_control_flow
+        self._converted = None
         self._cache = _cache_for(fun)
         bound_self = getattr(fun, "__self__", None)
         self._options = (
             self._static_argnums, self._static_argnames, backend, python_control_flow,
             None if bound_self is None else _self_key(bound_self),
         )
+
+    def _call_target(self):
+        """The function to trace: its control-flow-converted version unless disabled."""
+        if not self._python_control_flow:
+            return self._fun
+        if self._converted is None:
+            from .staging.convert import convert
+
+            self._converted = convert(self._fun)
+        return self._converted
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -292,7 +304,7 @@ class JitFunction:
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         if current_trace() is not None:
             # Inside another trace: inline (the outer trace stages our body).
-            return self._fun(*args, **kwargs)
+            return self._call_target()(*args, **kwargs)
         avals = tuple(leaf_aval(x) for x in leaves)
         key = (self._options, config.epoch, static, in_tree, avals)
         entry = self._cache.get(key)
@@ -324,12 +336,12 @@ class JitFunction:
         def flat_fun(*tracers):
             dargs, dkwargs = tree_util.tree_unflatten(in_tree, list(tracers))
             args, kwargs = self._rebuild(static, dargs, dkwargs)
-            out = self._fun(*args, **kwargs)
+            out = self._call_target()(*args, **kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             for o in out_leaves:
                 leaf_aval(o)  # raises a clear TypeError for non-array outputs
             out_tree_box.append(out_tree)
-            return out_leaves
+            return [o if isinstance(o, Tracer) else _staged_constant(o) for o in out_leaves]
 
         debug = DebugInfo(self._fun, transform, names)
         program, trace = stage(flat_fun, avals, names, debug, name=getattr(self._fun, "__name__", "fn"))
@@ -354,6 +366,14 @@ class JitFunction:
 
     def _cache_size(self):
         return len(self._cache)
+
+
+def _staged_constant(value):
+    """A constant output, staged so it keeps JAX's canonical dtype and weak type."""
+    from .lax.shapes import broadcast_in_dim_p
+
+    x = to_operand(value)
+    return broadcast_in_dim_p.bind(x, shape=x.shape, broadcast_dimensions=tuple(range(x.ndim)))
 
 
 def _named(fun, i):

@@ -144,8 +144,8 @@ RULES = {
     "conj": _np("conj"),
     "eq": _binop("=="), "ne": _binop("!="), "lt": _binop("<"), "le": _binop("<="),
     "gt": _binop(">"), "ge": _binop(">="),
-    "and": _binop("&"), "or": _binop("|"), "xor": _binop("^"),
-    "not": _not,
+    "and_": _binop("&"), "or_": _binop("|"), "xor": _binop("^"),
+    "not_": _not,
     "shift_left": _shift("shift_left"),
     "shift_right_arithmetic": _shift("shift_right_arithmetic"),
     "shift_right_logical": _shift_right_logical,
@@ -155,5 +155,5 @@ RULES = {
 }
 
 # results that Numba may widen, so the emitter casts them back to the result dtype
-NEEDS_CAST = {"add", "sub", "mul", "neg", "abs", "div", "rem", "max", "min", "and", "or", "xor",
-              "not", "shift_left", "shift_right_arithmetic", "integer_pow", "sign", "pow"}
+NEEDS_CAST = {"add", "sub", "mul", "neg", "abs", "div", "rem", "max", "min", "and_", "or_", "xor",
+              "not_", "shift_left", "shift_right_arithmetic", "integer_pow", "sign", "pow"}

@@ -63,3 +63,14 @@ def user_loc(skip_internal=True):
 def describe_here(prefix="The error occurred at this line of your code:"):
     loc = user_loc()
     return None if loc is None else f"{prefix}\n{loc.describe()}"
+
+
+def describe_traceback(tb, prefix="The error occurred at this line of your code:"):
+    """Where in user code an exception was raised: the innermost user frame of `tb`."""
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not is_internal_file(code.co_filename) and not code.co_filename.startswith("<frozen"):
+            found = SourceLoc(code.co_filename, tb.tb_lineno, code.co_name)
+        tb = tb.tb_next
+    return None if found is None else f"{prefix}\n{found.describe()}"

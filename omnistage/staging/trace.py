@@ -22,7 +22,8 @@ import numpy as np
 from ..core import primitive as core_primitive
 from ..core.array import Array
 from ..core.aval import ShapedArray
-from ..core.source_info import user_loc
+from ..core.errors import add_location
+from ..core.source_info import describe_traceback, user_loc
 from ..core.tracer import Tracer
 from . import literals, naming
 from .program import BodyRef, Program, make_stmt, name_atom
@@ -304,6 +305,9 @@ def stage(fun, in_avals, arg_names=None, debug_info=None, name=None):
         with core_primitive.new_trace(trace):
             outs = fun(*tracers)
         program = trace.finish(list(outs), name or debug_info.fun_name)
+    except (TypeError, ValueError, IndexError, NotImplementedError) as e:
+        # errors raised by op libraries while tracing name the user's line, like shape-rule errors
+        raise add_location(e, describe_traceback(e.__traceback__))
     finally:
         trace.finished = True
     return program, trace
