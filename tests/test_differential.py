@@ -29,10 +29,6 @@ def weak_promote(dtype, scalar):
     return I32 if dtype == BOOL else dtype
 
 
-def to_inexact(dtype):
-    return F32
-
-
 # --- op tables: (jnp function, numpy function, result-dtype rule) ---------------------------------
 
 # Unary ops on numbers: "same" keeps the dtype, "inexact" computes in float32.
@@ -276,7 +272,7 @@ def run_numpy(inputs, steps, outs, args):
                 kwargs = {"dtype": out.dtype} if step.name in ("sum", "prod", "mean") else {}
                 r = fn(src, axis=step.axis, keepdims=step.keepdims, **kwargs)
             elif step.kind == "scalar":
-                fn, rule = _table(step)[1], _table(step)[2]
+                fn = _table(step)[1]
                 dt = weak_promote(vals[step.ins[0]].dtype, step.scalar)
                 a, s = x[0].astype(dt), np.asarray(step.scalar).astype(dt)
                 r = fn(s, a) if step.scalar_left else fn(a, s)
