@@ -576,3 +576,18 @@ def test_norm_compiled_matches_norm():
     X = jnp.array(np.random.rand(1000, 10))
     assert np.allclose(norm(X), norm_compiled(X), atol=1e-6)
     assert norm_compiled(X).block_until_ready().shape == (1000, 10)
+
+
+def test_numpy_float64_argument_is_canonicalized_and_strong():
+    out = jit(lambda x: x)(np.ones(2))
+    assert out.dtype == np.float32 and out.weak_type is False
+    out = jit(lambda x: x)(np.float64(1.0))
+    assert out.dtype == np.float32 and out.weak_type is False
+
+
+def test_constant_outputs_are_canonical_and_python_scalars_weak():
+    """JAX: returning a Python float gives a weak float32; a NumPy float64 array gives float32."""
+    out = jit(lambda x: (x, 2.0))(1.0)
+    assert repr(out[1]) == "Array(2., dtype=float32, weak_type=True)"
+    assert jit(lambda x: np.ones(2))(1.0).dtype == np.float32
+    assert jit(lambda x: np.int64(3))(1.0).dtype == np.int32

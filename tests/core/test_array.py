@@ -405,3 +405,43 @@ def test_bfloat16_arrays():
     assert x.dtype != jnp.float32
     assert (x + x).dtype == bf16
     assert np.asarray(x + x).astype(np.float32).tolist() == [2.0, 5.0]
+
+
+@pytest.mark.parametrize("name", ["floordiv", "mod"])
+def test_int_floordiv_and_mod_follow_python_sign_rules(name):
+    op = INT_ARITH[name]
+    _assert_array(op(jnp.asarray(IA), jnp.asarray(IB)), op(IA, IB), "int32")
+    _assert_array(op(7, jnp.asarray(IB)), op(np.int32(7), IB), "int32")
+
+
+def test_float_floordiv_and_mod():
+    _assert_array(jnp.asarray(A) // jnp.asarray(B), A // B, "float32")
+    _assert_array(jnp.asarray(A) % jnp.asarray(B), A % B, "float32")
+
+
+def test_shift_operators():
+    x = jnp.asarray(IB)
+    _assert_array(x << 2, IB << 2, "int32")
+    _assert_array(x >> 1, IB >> 1, "int32")
+    _assert_array(1 << x, np.int32(1) << IB, "int32")
+
+
+MAX_MIN_METHODS = [
+    ("max", lambda x: x.max(), lambda a: a.max()),
+    ("max_axis", lambda x: x.max(axis=1), lambda a: a.max(axis=1)),
+    ("min", lambda x: x.min(0), lambda a: a.min(0)),
+    ("min_keepdims", lambda x: x.min(1, keepdims=True), lambda a: a.min(1, keepdims=True)),
+]
+
+
+@pytest.mark.parametrize("name,method,reference", MAX_MIN_METHODS, ids=[m[0] for m in MAX_MIN_METHODS])
+def test_max_min_methods_match_numpy(name, method, reference):
+    _check_method(method, reference)
+
+
+def test_jnp_array_of_python_scalar_is_weakly_typed():
+    """JAX: `jnp.array(1.0)` and `jnp.asarray(1)` keep the Python scalar's weak type."""
+    assert repr(jnp.array(1.0)) == "Array(1., dtype=float32, weak_type=True)"
+    assert jnp.asarray(1).weak_type is True
+    assert jnp.array(1.0, dtype=jnp.float32).weak_type is False
+    assert jnp.array(True).weak_type is False

@@ -310,3 +310,25 @@ def test_issubdtype():
     assert jnp.issubdtype(jnp.int8, jnp.integer)
     assert not jnp.issubdtype(jnp.int8, jnp.floating)
     assert jnp.issubdtype(jnp.complex64, jnp.inexact)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=_id)
+def test_binary_jnp_op_result_weak_type_follows_jax_table(pair):
+    """JAX converts every operand with the result's weak flag: `uint8_array + 2.5` is a
+    weakly typed float32 array."""
+    a, b = pair
+    assert jnp.add(_value(a), _value(b)).weak_type == EXPECTED_X32[a, b][1]
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=_id)
+def test_result_type_treats_python_scalar_types_as_weak(pair):
+    """JAX: `jnp.result_type(int, jnp.int8)` is int8 — the Python types are weak, like values."""
+    a, b = (_PY_TYPES.get(n, n) for n in pair)
+    assert jnp.result_type(a, b) == EXPECTED_X32[pair][0]
+
+
+def test_jnp_scalar_types_compare_equal_to_numpy_types():
+    assert jnp.float32 == np.float32
+    assert jnp.int32 != np.float32
+    assert jnp.float32 != jnp.float16
+    assert jnp.dtype("float32") == jnp.float32

@@ -247,3 +247,9 @@ def test_jit_namedtuple_and_none_outputs():
     out, nothing = f(Point(jnp.ones(1), jnp.zeros(1)))
     assert type(out) is Point and nothing is None
     assert out.x.tolist() == [0.0] and out.y.tolist() == [1.0]
+
+
+@pytest.mark.parametrize("name,a,b", MISMATCHES, ids=[m[0] for m in MISMATCHES])
+def test_tree_map_structure_mismatch_raises_value_error(name, a, b):
+    with pytest.raises(ValueError):
+        tree_util.tree_map(lambda x, y: x, a, b)
