@@ -18,6 +18,7 @@ from .core.tracer import Tracer
 from .core import tree_util
 from .staging.interpret import compile_program
 from .staging.trace import DebugInfo, stage
+from .staging.cleanup import dce
 from .staging.naming import sanitize
 from .lax._rules import to_operand
 
@@ -154,6 +155,7 @@ class Compiled:
     """An executable for one cache key: runs the Program on NumPy values."""
 
     def __init__(self, program, out_tree, backend="interpreter"):
+        program = dce(program)
         self.program = program
         self.out_tree = out_tree
         self.out_avals = program.out_avals

@@ -49,7 +49,9 @@ class Tracer:
 
         here = describe_here("The problem arose at this line of your code:")
         parts = [summary, self._provenance(), here or ""]
-        return cls("\n".join(p for p in parts if p))
+        exc = cls("\n".join(p for p in parts if p))
+        exc._omnistage_located = True  # already names the user's line
+        return exc
 
     def __bool__(self):
         self._check_live()

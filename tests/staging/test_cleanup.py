@@ -1,0 +1,75 @@
+"""Clean-up passes: dead-code elimination keeps results, bodies and checks intact."""
+import numpy as np
+
+import omnistage
+import omnistage.numpy as jnp
+from omnistage import lax
+from omnistage.staging.cleanup import dce
+from omnistage.staging.interpret import interpret
+
+
+def _prims(program):
+    return [e.prim for e in program.eqns()]
+
+
+def test_dce_drops_unused_statements_and_keeps_used_ones():
+    def f(x):
+        unused = jnp.sin(x) * 2.0  # noqa: F841
+        return jnp.cos(x) + 1.0
+
+    program = omnistage.make_jaxpr(f)(np.float32(1.0))
+    assert "sin" in _prims(program)  # make_jaxpr shows everything that was staged
+    cleaned = dce(program).check()
+    assert _prims(cleaned) == ["cos", "add"]
+    assert np.allclose(interpret(cleaned, np.float32(1.0))[0], np.cos(1.0) + 1.0)
+
+
+def test_dce_keeps_every_output_of_a_multi_output_statement_that_is_partly_used():
+    def f(x):
+        q, r = jnp.linalg.qr(x)
+        return q
+
+    program = dce(omnistage.make_jaxpr(f)(np.eye(3, dtype=np.float32))).check()
+    assert "qr" in _prims(program)
+
+
+def test_dce_removes_unused_bodies_and_cleans_inside_used_ones():
+    def f(x, n):
+        dead = lax.fori_loop(0, n, lambda i, c: c + 1.0, x)  # noqa: F841
+
+        def body(i, c):
+            waste = jnp.exp(c)  # noqa: F841
+            return c * 2.0
+
+        return lax.fori_loop(0, n, body, x)
+
+    program = omnistage.make_jaxpr(f)(np.float32(1.0), 3)
+    cleaned = dce(program).check()
+    text = str(cleaned)
+    assert text.count("def ") == 1 + 2  # the program and one loop's test and body
+    assert "exp(" not in text
+    assert float(interpret(cleaned, np.float32(1.0), np.int32(3))[0]) == 8.0
+
+
+def test_dce_drops_unused_constants():
+    table = np.arange(10.0, dtype=np.float32)
+
+    def f(x):
+        jnp.asarray(table) * x  # result unused
+        return x + 1.0
+
+    cleaned = dce(omnistage.make_jaxpr(f)(np.float32(1.0))).check()
+    assert cleaned.consts == {}
+
+
+def test_jit_runs_the_cleaned_program():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        jnp.sin(x)
+        return x * 3.0
+
+    compiled = omnistage.jit(f).lower(np.float32(2.0)).compile()
+    assert "sin" not in compiled.as_text()
+    assert float(omnistage.jit(f)(np.float32(2.0))) == 6.0
