@@ -133,7 +133,12 @@ class Tracer:
     def _escaped_error(self):
         from .source_info import describe_here
 
-        made = f" It was created at:\n{self._loc.describe()}" if self._loc is not None else ""
+        if self._loc is not None:
+            made = f" It was created at:\n{self._loc.describe()}"
+        elif self._deps:
+            made = f" It was the traced argument {', '.join(sorted(self._deps))} of that function."
+        else:
+            made = ""
         fn = getattr(self._trace, "describe_function", lambda: "a function")()
         here = describe_here("It was used here:")
         msg = (

@@ -44,7 +44,11 @@ class DebugInfo:
 
     def __init__(self, fun, transform="jit", arg_names=()):
         self.fun_name = getattr(fun, "__name__", type(fun).__name__)
-        code = getattr(getattr(fun, "__func__", fun), "__code__", None)
+        try:
+            target = inspect.unwrap(getattr(fun, "__func__", fun))  # see through functools.wraps
+        except ValueError:  # a __wrapped__ cycle
+            target = fun
+        code = getattr(getattr(target, "__func__", target), "__code__", None)
         self.where = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else "<unknown>"
         self.transform = transform
         self.arg_names = tuple(arg_names)
