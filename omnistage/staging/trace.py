@@ -12,6 +12,7 @@ nested FunctionDef just above the statement, renaming its variables to fresh nam
 trace, and the param becomes a `BodyRef` naming it.
 """
 import ast
+import inspect
 import copy
 import itertools
 import re
