@@ -12,8 +12,8 @@ nested FunctionDef just above the statement, renaming its variables to fresh nam
 trace, and the param becomes a `BodyRef` naming it.
 """
 import ast
-import inspect
 import copy
+import inspect
 import itertools
 import re
 import sys
