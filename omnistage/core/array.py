@@ -7,6 +7,7 @@ import numpy as np
 
 from . import dtypes
 from .aval import ShapedArray
+from .sequence_protocol import LeadingAxisSequence
 from .tracer import Tracer
 
 _SET_MSG = (
@@ -16,7 +17,7 @@ _SET_MSG = (
 )
 
 
-class Array:
+class Array(LeadingAxisSequence):
     """An immutable, strongly or weakly typed, concrete array."""
 
     __slots__ = ("_value", "weak_type", "_aval", "__weakref__")
@@ -83,16 +84,6 @@ class Array:
 
     def __setitem__(self, idx, value):
         raise TypeError(_SET_MSG.format(type(self).__name__))
-
-    def __len__(self):
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
-
-    def __iter__(self):
-        if not self.shape:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
 
     def __bool__(self):
         return bool(self._value)

@@ -5,9 +5,10 @@ Every conversion to a concrete Python or NumPy value raises JAX's error, with a 
 that says which line asked for the value and where the value became traced.
 """
 from . import errors
+from .sequence_protocol import LeadingAxisSequence
 
 
-class Tracer:
+class Tracer(LeadingAxisSequence):
     """A stand-in for an array during a trace: knows its aval, not its value."""
 
     __slots__ = ("_trace", "aval", "_loc", "_deps")
@@ -28,16 +29,6 @@ class Tracer:
 
     def __repr__(self):
         return f"Traced<{self.aval}>with<{type(self._trace).__name__}>"
-
-    def __len__(self):
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
-
-    def __iter__(self):
-        if not self.shape:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
 
     # --- conversions to concrete values: JAX's errors -----------------------------------
 

@@ -242,6 +242,18 @@ def arange(start, stop=None, step=None, dtype=None):
     return out
 
 
+def _endpoints(start, stop, dtype):
+    """(result dtype, start, stop in the inexact compute dtype broadcast together, their shape)."""
+    from ._promote import broadcast_to_shape
+
+    dt = _dtype_arg(dtype) or dtypes.canonicalize_dtype(dtypes.to_inexact(dtypes.result_type(start, stop)))
+    compute = dtypes.canonicalize_dtype(dtypes.to_inexact(dt))
+    a = lax.convert_element_type(_rules.to_operand(start), compute)
+    b = lax.convert_element_type(_rules.to_operand(stop), compute)
+    bounds = lax.broadcast_shapes(a.shape, b.shape)
+    return dt, broadcast_to_shape(a, bounds), broadcast_to_shape(b, bounds), bounds
+
+
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """`num` evenly spaced samples from `start` to `stop` (array endpoints broadcast; the
     samples go along `axis`). Traced endpoints are allowed; `num` must be static.
@@ -249,14 +261,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     num = operator.index(_static_number(num, "num")) if not isinstance(num, int) else num
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative.")
-    dt = _dtype_arg(dtype) or dtypes.canonicalize_dtype(dtypes.to_inexact(dtypes.result_type(start, stop)))
-    compute = dtypes.canonicalize_dtype(dtypes.to_inexact(dt))
-    from ._promote import broadcast_to_shape
-
-    a = lax.convert_element_type(_rules.to_operand(start), compute)
-    b = lax.convert_element_type(_rules.to_operand(stop), compute)
-    bounds = lax.broadcast_shapes(a.shape, b.shape)
-    a, b = broadcast_to_shape(a, bounds), broadcast_to_shape(b, bounds)
+    dt, a, b, bounds = _endpoints(start, stop, dtype)
+    compute = a.dtype
     from .shapes import canonicalize_axis
 
     ax = canonicalize_axis(axis, len(bounds) + 1)
@@ -309,14 +315,8 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Samples evenly spaced on a log scale (negative endpoints: mirrored, as NumPy)."""
-    dt = _dtype_arg(dtype) or dtypes.canonicalize_dtype(dtypes.to_inexact(dtypes.result_type(start, stop)))
-    compute = dtypes.canonicalize_dtype(dtypes.to_inexact(dt))
-    a = lax.convert_element_type(_rules.to_operand(start), compute)
-    b = lax.convert_element_type(_rules.to_operand(stop), compute)
-    from ._promote import broadcast_to_shape
-
-    bounds = lax.broadcast_shapes(a.shape, b.shape)
-    a, b = broadcast_to_shape(a, bounds), broadcast_to_shape(b, bounds)
+    dt, a, b, bounds = _endpoints(start, stop, dtype)
+    compute = a.dtype
     # both endpoints negative: compute for -start, -stop and flip the sign back
     real = dtypes.real_dtype(compute)
     zero = lax.broadcast_in_dim(Array(np.zeros((), real)), bounds, ()) if bounds else Array(np.zeros((), real))
