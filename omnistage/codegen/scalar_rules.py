@@ -19,12 +19,19 @@ def _binop(op):
     return lambda ctx, a, b, **p: f"{a} {op} {b}"
 
 
-def _float_or(float_rule, int_rule):
+def _by_kind(**rules):
+    """A rule chosen by the first operand's dtype kind: keys are kind letters ('f', 'c', 'i',
+    'u', 'b'; several at once like fc=...)."""
+    table = {k: r for kinds, r in rules.items() for k in kinds}
+
     def rule(ctx, *a, **p):
-        kind = ctx.in_dtypes[0].kind
-        return (int_rule if kind in "iub" else float_rule)(ctx, *a, **p)
+        return table[ctx.in_dtypes[0].kind](ctx, *a, **p)
 
     return rule
+
+
+def _call(helper):
+    return lambda ctx, *a, **p: f"_rt.{helper}({', '.join(a)})"
 
 
 def _math(name):
@@ -72,7 +79,8 @@ def _shift_right_logical(ctx, a, b):
     dt = ctx.in_dtypes[0]
     bits = dt.itemsize * 8
     u = f"uint{bits}"
-    return f"np.{dt.name}(np.{u}({a}) >> np.{u}({b})) if {b} < {bits} else np.{dt.name}(0)"
+    # a shift count outside [0, bits) gives 0 (NumPy on the unsigned view); LLVM would give poison
+    return f"(np.{dt.name}(np.{u}({a}) >> np.{u}({b})) if 0 <= {b} < {bits} else np.{dt.name}(0))"
 
 
 def _integer_pow(ctx, a, *, y):
@@ -84,10 +92,10 @@ def _integer_pow(ctx, a, *, y):
 
 def _convert(ctx, a, *, new_dtype, weak_type=False):
     src, dst = ctx.in_dtypes[0], np.dtype(new_dtype)
+    if src.kind == "c" and dst.kind != "c":
+        a = f"{a}.real"  # complex -> real (bool and int included) keeps the real part only
     if dst.kind == "b":
         return f"({a} != 0)"
-    if src.kind == "c" and dst.kind != "c":
-        a = f"{a}.real"
     if src.kind in "fc" and dst.kind in "iu":
         return f"_rt.f2i_{dst.name}({a})"
     return f"np.{dst.name}({a})"
@@ -104,6 +112,19 @@ def _select_n(ctx, which, *cases):
     return expr
 
 
+def _round_away(ctx, a):
+    return f"_rt.round_half_away({a}, np.{ctx.in_dtypes[0].name}(0.5))"
+
+
+def _complex(ctx, re, im):
+    # builds the parts directly: re + 1j * im would turn an infinite im into a NaN real part
+    return f"np.{ctx.out_dtype.name}(complex({re}, {im}))"
+
+
+def _fma(ctx, a, b, c):
+    return f"_rt.fma_{ctx.in_dtypes[0].name}({a}, {b}, {c})"
+
+
 def _abs(ctx, a):
     return f"np.abs({a})"
 
@@ -116,20 +137,23 @@ RULES = {
     "add": _binop("+"),
     "sub": _binop("-"),
     "mul": _binop("*"),
-    "div": _float_or(_binop("/"), lambda ctx, a, b: f"_rt.idiv({a}, {b})"),
-    "rem": _float_or(_np("fmod"), lambda ctx, a, b: f"_rt.irem({a}, {b})"),
+    # integer division and remainder follow XLA: x / 0 == -1, x % 0 == x, INT_MIN / -1 == INT_MIN
+    "div": _by_kind(fc=_binop("/"), i=_call("idiv"), u=_call("udiv")),
+    "rem": _by_kind(f=_np("fmod"), i=_call("irem"), u=_call("urem")),
     "pow": _math("pow"),
-    "max": _float_or(lambda ctx, a, b: f"_rt.fmax({a}, {b})", lambda ctx, a, b: f"max({a}, {b})"),
-    "min": _float_or(lambda ctx, a, b: f"_rt.fmin({a}, {b})", lambda ctx, a, b: f"min({a}, {b})"),
+    # NaN-propagating; complex numbers compare lexicographically (np.maximum / np.minimum)
+    "max": _by_kind(f=_call("fmax"), c=_call("cmax"), iu=lambda ctx, a, b: f"max({a}, {b})", b=_binop("|")),
+    "min": _by_kind(f=_call("fmin"), c=_call("cmin"), iu=lambda ctx, a, b: f"min({a}, {b})", b=_binop("&")),
     "atan2": _math("atan2"),
     "nextafter": _np("nextafter"),
     "neg": lambda ctx, a: f"-{a}",
-    "sign": lambda ctx, a: f"_rt.sign({a})" if ctx.in_dtypes[0].kind == "f" else f"np.sign({a})",
+    "sign": _by_kind(f=lambda ctx, a: f"_rt.sign({a}, {_typed_one(ctx)})", ci=_np("sign"),
+                     u=lambda ctx, a: f"({a} != 0)"),  # Numba's np.sign reads uint8 255 as -1
     "abs": _abs,
     "floor": _np("floor"),
     "ceil": _np("ceil"),
     "round": _np("rint"),
-    "round_away": lambda ctx, a: f"_rt.round_half_away({a})",
+    "round_away": _round_away,
     "is_finite": _is_finite,
     "exp": _math("exp"), "exp2": _math("exp2"), "log": _math("log"), "expm1": _math("expm1"),
     "log1p": _math("log1p"), "tanh": _math("tanh"), "sin": _math("sin"), "cos": _math("cos"),
@@ -152,8 +176,12 @@ RULES = {
     "integer_pow": _integer_pow,
     "convert_element_type": _convert,
     "select_n": _select_n,
+    "complex": _complex,
+    "fma": _fma,
+    "population_count": _call("popcount"),
 }
 
 # results that Numba may widen, so the emitter casts them back to the result dtype
 NEEDS_CAST = {"add", "sub", "mul", "neg", "abs", "div", "rem", "max", "min", "and_", "or_", "xor",
-              "not_", "shift_left", "shift_right_arithmetic", "integer_pow", "sign", "pow"}
+              "not_", "shift_left", "shift_right_arithmetic", "integer_pow", "sign", "pow",
+              "population_count"}

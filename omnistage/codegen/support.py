@@ -2,20 +2,31 @@
 NumPy/XLA semantics differ from a bare Python operator in Numba: truncating integer
 division, saturating float->int casts, NaN-propagating max/min, shifts past the bit width.
 
+Also re-exports `kernels` as `kn`: generated modules import only this module, and reach the
+whole-array kernels (sort, linalg, convolution) as `_rt.kn.<name>`.
+
 Imports Numba: only the code generator imports this module, lazily.
 """
 import numba
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
+
+from . import kernels as kn  # noqa: F401 - generated code calls the bigger kernels as `_rt.kn.<name>`
+from .vmath._intrinsics import fma as _llvm_fma
 
 _jit = numba.njit(inline="always", nogil=True, cache=True)
 
 
 @_jit
 def idiv(a, b):
-    """Integer division rounding toward zero (lax.div); x / 0 gives -1 for x >= 0 and 1 for
-    x < 0 in XLA's CPU backend; we follow NumPy-compatible JAX eager semantics instead: 0."""
+    """Signed integer division as XLA does it (lax.div): rounds toward zero; x / 0 is -1 and
+    INT_MIN / -1 wraps to INT_MIN (the caller casts the result back to the operands' width).
+    The b == -1 case never reaches the hardware divide, which traps on INT64_MIN / -1."""
     if b == 0:
-        return a - a
+        return (a - a) - 1
+    if b == -1:
+        return -a
     q = a // b
     if (a % b != 0) and ((a < 0) != (b < 0)):
         q += 1
@@ -23,11 +34,30 @@ def idiv(a, b):
 
 
 @_jit
-def irem(a, b):
-    """Integer remainder with the sign of the dividend (lax.rem)."""
+def udiv(a, b):
+    """Unsigned integer division (lax.div): x / 0 has all bits set (the dtype's maximum)."""
     if b == 0:
+        return ~(a - a)
+    return a // b
+
+
+@_jit
+def irem(a, b):
+    """Signed integer remainder with the sign of the dividend (lax.rem): x % 0 is x and
+    INT_MIN % -1 is 0."""
+    if b == 0:
+        return a
+    if b == -1:
         return a - a
     return a - idiv(a, b) * b
+
+
+@_jit
+def urem(a, b):
+    """Unsigned integer remainder (lax.rem): x % 0 is x."""
+    if b == 0:
+        return a
+    return a % b
 
 
 @_jit
@@ -42,30 +72,65 @@ def fmin(a, b):
 
 
 @_jit
-def round_half_away(x):
-    return np.floor(x + 0.5) if x >= 0 else np.ceil(x - 0.5)
+def _complex_ge(a, b):
+    # NumPy's CGE: lexicographic (real, then imaginary part); a NaN imaginary part only counts
+    # when the real parts tie
+    return (a.real > b.real and a.imag == a.imag and b.imag == b.imag) or (a.real == b.real and a.imag >= b.imag)
 
 
 @_jit
-def sign(x):
-    if x != x:
-        return x
-    return (x > 0) - (x < 0) + x * 0
+def _complex_le(a, b):
+    return (a.real < b.real and a.imag == a.imag and b.imag == b.imag) or (a.real == b.real and a.imag <= b.imag)
+
+
+@_jit
+def cmax(a, b):
+    """np.maximum on complex numbers: lexicographic order, a NaN in either operand propagates."""
+    if a.real != a.real or a.imag != a.imag or _complex_ge(a, b):
+        return a
+    return b
+
+
+@_jit
+def cmin(a, b):
+    """np.minimum on complex numbers (see `cmax`)."""
+    if a.real != a.real or a.imag != a.imag or _complex_le(a, b):
+        return a
+    return b
+
+
+@_jit
+def round_half_away(x, half):
+    """lax.round's default (half away from zero), computed in x's own precision like the NumPy
+    implementation: `half` is 0.5 typed as x (a float64 literal would widen float32 math)."""
+    return np.floor(x + half) if x >= 0 else np.ceil(x - half)
+
+
+@_jit
+def sign(x, one):
+    """np.sign of a float: NaN stays NaN, +-0 stays, +-inf gives +-1; `one` is 1 typed as x."""
+    if x > 0:
+        return one
+    if x < 0:
+        return -one
+    return x
 
 
 def _make_float_to_int(np_int):
+    """Float -> int conversion as XLA does it: NaN gives 0, out-of-range values saturate."""
     info = np.iinfo(np_int)
-    lo, hi = float(info.min), float(info.max)
     cast = getattr(np, np.dtype(np_int).name)
+    lowest, highest = cast(info.min), cast(info.max)  # typed constants Numba can freeze
+    lo, hi = float(info.min), float(info.max)
 
     @_jit
     def f2i(x):
         if x != x:
             return cast(0)
         if x <= lo:
-            return cast(info.min)
+            return lowest
         if x >= hi:
-            return cast(info.max)
+            return highest
         return cast(x)
 
     return f2i
@@ -89,3 +154,62 @@ def shift_left(a, b, bits):
 @_jit
 def shift_right_arithmetic(a, b, bits):
     return a >> b if 0 <= b < bits else (a - a - 1 if a < 0 else a - a)
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Set bits of an integer's two's-complement representation in its own width
+    (llvm.ctpop; lax.population_count)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        (v,) = args
+        return builder.call(builder.module.declare_intrinsic("llvm.ctpop", [v.type]), [v])
+
+    return x(x), codegen
+
+
+def _make_fma(np_float):
+    """fma(a, b, c) exactly as `omnistage.random._fma` computes it: one rounding (llvm.fma)
+    where the product neither overflows nor falls near the subnormals, else `a * b + c`."""
+    finfo = np.finfo(np_float)
+    tiny = np_float(float(finfo.tiny) * 2.0 ** (finfo.nmant + 2))
+
+    @_jit
+    def fma(a, b, c):
+        prod = a * b
+        naive = prod + c
+        big = np.abs(prod)
+        if np.isfinite(naive) and np.isfinite(prod) and (big == 0 or big > tiny):
+            return _llvm_fma(a, b, c)
+        return naive
+
+    return fma
+
+
+fma_float32 = _make_fma(np.float32)
+fma_float64 = _make_fma(np.float64)
+
+
+@_jit
+def logaddexp(x, y, log2):
+    """np.logaddexp in x's precision (NumPy's formula); `log2` is ln(2) typed as x."""
+    if x == y:
+        return x + log2  # handles infinities of the same sign
+    d = x - y
+    if d > 0:
+        return x + np.log1p(np.exp(-d))
+    if d <= 0:
+        return y + np.log1p(np.exp(d))
+    return d  # NaN
+
+
+@_jit
+def clamp_index(i, n):
+    """`i` clamped into [0, n - 1] (gather/dynamic_slice rule); n >= 1."""
+    if i < 0:
+        return 0
+    if i > n - 1:
+        return n - 1
+    return i

@@ -1,0 +1,460 @@
+"""Whole-array `@numba.njit` kernels that generated code calls for the bigger opaque
+primitives: sorting, linear algebra, convolution. Generated modules reach them as
+`_rt.kn.<name>(...)` (`support` re-exports this module).
+
+Conventions: every kernel works on C-contiguous arrays whose batch dimensions the caller has
+flattened into one leading axis (the emitter reshapes before and after), and static
+parameters arrive as ints or tuples of ints, so Numba compiles one specialization per dtype
+and rank. Semantics are those of the primitives' NumPy implementations in `omnistage.lax`
+(the interpreter), including their conventions for bad values: a failed factorization gives
+NaNs, never an exception. No fastmath here: the kernels must round like NumPy.
+
+Imports Numba (and Numba's LAPACK bindings for the real eigenproblem): only the code generator
+imports this module, lazily.
+"""
+import numba
+import numpy as np
+from numba.extending import overload
+from numba.np import linalg as _nb_linalg
+
+_kernel = numba.njit(nogil=True, cache=True)
+
+
+# --- sort --------------------------------------------------------------------------------
+
+
+@_kernel
+def _less(a, b):
+    """The sort order of `lax.sort` on one real key: NaNs (either sign) after everything,
+    -0.0 equal to 0.0 (stability keeps their order)."""
+    return a < b or (b != b and a == a)
+
+
+@_kernel
+def _merge_pass(v, src, dst, width):
+    n = src.shape[0]
+    for lo in range(0, n, 2 * width):
+        mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+        i, j, k = lo, mid, lo
+        while i < mid and j < hi:
+            if _less(v[src[j]], v[src[i]]):  # strict: ties keep the left run first (stable)
+                dst[k] = src[j]
+                j += 1
+            else:
+                dst[k] = src[i]
+                i += 1
+            k += 1
+        while i < mid:
+            dst[k] = src[i]
+            i += 1
+            k += 1
+        while j < hi:
+            dst[k] = src[j]
+            j += 1
+            k += 1
+
+
+@_kernel
+def _stable_argsort(v, order, tmp):
+    """Sort `order` (positions 0..n-1) stably by `v` with a bottom-up merge sort."""
+    n = order.shape[0]
+    for k in range(n):
+        order[k] = k
+    width, flips = 1, 0
+    while width < n:
+        if flips % 2 == 0:
+            _merge_pass(v, order, tmp, width)
+        else:
+            _merge_pass(v, tmp, order, width)
+        flips += 1
+        width *= 2
+    if flips % 2 == 1:
+        order[:] = tmp
+
+
+@_kernel
+def identity_permutation(outer, n, inner):
+    """perm[o, k, i] = k: the starting point of `refine_sort`."""
+    perm = np.empty((outer, n, inner), np.int64)
+    for o in range(outer):
+        for k in range(n):
+            for i in range(inner):
+                perm[o, k, i] = k
+    return perm
+
+
+@_kernel
+def refine_sort(perm, key):
+    """Reorder each line perm[o, :, i] stably by key[o, perm[o, :, i], i].
+
+    Called once per key from the least to the most significant (an LSD radix of stable
+    sorts), this gives the lexicographic order of `lax.sort` with several keys."""
+    outer, n, inner = perm.shape
+    vals = np.empty(n, key.dtype)
+    order, tmp = np.empty(n, np.int64), np.empty(n, np.int64)
+    line = np.empty(n, np.int64)
+    for o in range(outer):
+        for i in range(inner):
+            for k in range(n):
+                line[k] = perm[o, k, i]
+                vals[k] = key[o, line[k], i]
+            _stable_argsort(vals, order, tmp)
+            for k in range(n):
+                perm[o, k, i] = line[order[k]]
+
+
+@_kernel
+def take_along(x, perm):
+    """out[o, k, i] = x[o, perm[o, k, i], i] (perm holds valid positions)."""
+    outer, n, inner = x.shape
+    out = np.empty_like(x)
+    for o in range(outer):
+        for k in range(n):
+            for i in range(inner):
+                out[o, k, i] = x[o, perm[o, k, i], i]
+    return out
+
+
+# --- linear algebra: shared pieces -----------------------------------------------------------
+# Each kernel takes a (b, m, n) operand and writes into outputs the emitter allocated with the
+# primitive's exact result dtypes.
+
+
+@_kernel
+def _eye_into(out):
+    """out (b, m, n) := the m x n identity in every batch entry."""
+    out[:] = 0
+    for b in range(out.shape[0]):
+        for i in range(min(out.shape[1], out.shape[2])):
+            out[b, i, i] = 1
+
+
+# --- cholesky ------------------------------------------------------------------------------
+
+
+@_kernel
+def cholesky(a, out):
+    """Lower Cholesky factors of a (b, n, n); a matrix that is not positive definite gets NaN
+    in its lower triangle and zeros above (JAX)."""
+    out[:] = 0
+    n = a.shape[1]
+    for b in range(a.shape[0] if n else 0):
+        try:
+            out[b] = np.linalg.cholesky(a[b])
+        except Exception:  # noqa: BLE001 - LinAlgError: not positive definite
+            for i in range(n):
+                for j in range(i + 1):
+                    out[b, i, j] = np.nan
+
+
+# --- eigh ----------------------------------------------------------------------------------
+
+
+@_kernel
+def eigh(a, lower, v, w):
+    """v, w of Hermitian a (b, n, n) from its lower (or upper) triangle; w ascending, real.
+
+    Numba's eigh reads the lower triangle only, so the upper one is passed as the lower
+    triangle of the conjugate transpose (the same Hermitian matrix)."""
+    n = a.shape[1]
+    for b in range(a.shape[0] if n else 0):
+        m = np.ascontiguousarray(a[b]) if lower else np.ascontiguousarray(np.conj(a[b]).T)
+        try:
+            wb, vb = np.linalg.eigh(m)
+            w[b] = wb
+            v[b] = vb
+        except Exception:  # noqa: BLE001 - NaN/inf input or no convergence: NaN results
+            w[b] = np.nan
+            v[b] = np.nan
+
+
+# --- eig -------------------------------------------------------------------------------------
+
+
+def _geev(a, w, v):
+    """Right eigenpairs of a square matrix into complex `w` (n,) and `v` (n, n) (columns),
+    assembled as NumPy's eig does from LAPACK ?geev; False where LAPACK fails or `a` holds
+    inf/NaN (Numba's bindings refuse those)."""
+    raise NotImplementedError  # compiled only: see the overload below
+
+
+@overload(_geev)
+def _geev_overload(a, w, v):
+    if isinstance(a.dtype, numba.types.Complex):
+
+        def complex_impl(a, w, v):
+            if not np.all(np.isfinite(a)):
+                return False
+            wb, vb = np.linalg.eig(a)
+            w[:] = wb
+            v[:] = vb
+            return True
+
+        return complex_impl
+    # Numba's own eig refuses real matrices with complex eigenvalues (before NumPy 2.5), so
+    # the real case calls the same LAPACK binding and unpacks conjugate pairs like NumPy does.
+    rgeev = _nb_linalg._LAPACK().numba_ez_rgeev(a.dtype)
+    kind = ord(_nb_linalg.get_blas_kind(a.dtype, "eig"))
+    real_dtype = numba.np.numpy_support.as_dtype(a.dtype)
+
+    def real_impl(a, w, v):
+        n = a.shape[-1]
+        if not np.all(np.isfinite(a)):
+            return False
+        acpy = _nb_linalg._copy_to_fortran_order(a)
+        wr, wi = np.empty(n, dtype=real_dtype), np.empty(n, dtype=real_dtype)
+        vl, vr = np.empty((n, 1), dtype=real_dtype), np.empty((n, n), dtype=real_dtype)
+        r = rgeev(kind, ord("N"), ord("V"), n, acpy.ctypes, n, wr.ctypes, wi.ctypes, vl.ctypes, 1, vr.ctypes, n)
+        _nb_linalg._dummy_liveness_func([acpy.size, vl.size, vr.size, wr.size, wi.size])
+        if r != 0:
+            return False
+        # LAPACK writes column-major: row i of `vr` (C view) is eigenvector i; a complex pair
+        # (i, i + 1) stores the real part in vector i and the imaginary part in vector i + 1.
+        i = 0
+        while i < n:
+            if wi[i] == 0:
+                w[i] = wr[i]
+                for j in range(n):
+                    v[j, i] = vr[i, j]
+                i += 1
+            else:
+                w[i] = wr[i] + 1j * wi[i]
+                w[i + 1] = wr[i + 1] + 1j * wi[i + 1]
+                for j in range(n):
+                    v[j, i] = vr[i, j] + 1j * vr[i + 1, j]
+                    v[j, i + 1] = vr[i, j] - 1j * vr[i + 1, j]
+                i += 2
+        return True
+
+    return real_impl
+
+
+@_kernel
+def _normalized_columns(v, out):
+    """out := v with unit 2-norm columns whose largest component (the first of equals) is
+    real and positive, as LAPACK returns eigenvectors."""
+    for j in range(v.shape[1]):
+        norm = np.sqrt(np.sum(np.abs(v[:, j]) ** 2))
+        best, big = -1.0, v[0, j] - v[0, j]
+        for i in range(v.shape[0]):
+            mag = np.abs(v[i, j] / norm)
+            if mag > best:
+                best, big = mag, v[i, j] / norm
+        phase = np.conj(big) / np.abs(big) if big != 0 else big - big + 1
+        for i in range(v.shape[0]):
+            out[i, j] = v[i, j] / norm * phase
+
+
+@_kernel
+def eig(a, w, vl, vr):
+    """w (b, n), vr (b, n, n) and, when vl has a batch entry per matrix, the left eigenvectors
+    (the conjugate transpose of inv(vr), normalized) of a (b, n, n); complex outputs."""
+    n = a.shape[1]
+    want_left = vl.shape[0] == a.shape[0]
+    for b in range(a.shape[0] if n else 0):
+        if not _geev(np.ascontiguousarray(a[b]), w[b], vr[b]):
+            w[b] = np.nan
+            vr[b] = np.nan
+            if want_left:
+                vl[b] = np.nan
+            continue
+        if want_left:
+            try:
+                _normalized_columns(np.ascontiguousarray(np.conj(np.linalg.inv(vr[b])).T), vl[b])
+            except Exception:  # noqa: BLE001 - singular eigenvector matrix
+                vl[b] = np.nan
+
+
+# --- svd -------------------------------------------------------------------------------------
+
+
+@_kernel
+def svd(a, full_matrices, u, s, vh):
+    """u (b, m, m or k), s (b, k) real descending, vh (b, n or k, n) of a (b, m, n)."""
+    if s.shape[1] == 0:  # NumPy: identities for the non-empty side, nothing to decompose
+        _eye_into(u)
+        _eye_into(vh)
+        return
+    for b in range(a.shape[0]):
+        try:
+            ub, sb, vhb = np.linalg.svd(np.ascontiguousarray(a[b]), full_matrices=full_matrices)
+            u[b] = ub
+            s[b] = sb
+            vh[b] = vhb
+        except Exception:  # noqa: BLE001 - NaN/inf input or no convergence: NaN results
+            u[b] = np.nan
+            s[b] = np.nan
+            vh[b] = np.nan
+
+
+# --- qr --------------------------------------------------------------------------------------
+
+
+@_kernel
+def qr(a, q, r):
+    """q (b, m, m or k), r (b, m or k, n) of a (b, m, n), LAPACK's Householder signs.
+
+    Numba's qr is the reduced one; for the complete Q of a tall matrix, [a | 0] (square) is
+    factored instead: its first n reflectors are a's, the rest are identities (tau = 0)."""
+    nb, m, n = a.shape
+    r[:] = 0
+    if min(m, n) == 0:
+        _eye_into(q)
+        return
+    for b in range(nb):
+        if q.shape[2] > n:
+            square = np.zeros((m, m), a.dtype)
+            square[:, :n] = a[b]
+        else:
+            square = np.ascontiguousarray(a[b])
+        if not np.all(np.isfinite(square)):
+            q[b] = np.nan
+            r[b] = np.nan
+            continue
+        qb, rb = np.linalg.qr(square)
+        q[b] = qb
+        r[b] = rb[:, :n]
+
+
+# --- lu ----------------------------------------------------------------------------------------
+
+
+@_kernel
+def _pivot_magnitude(x):
+    # LAPACK's i?amax: |re| + |im| for complex (not the modulus)
+    return np.abs(x.real) + np.abs(x.imag)
+
+
+@_kernel
+def lu(a):
+    """Partial-pivoting LU of a (b, m, n): (lu, pivots int32 (b, k), permutation int32 (b, m)),
+    the unblocked getrf algorithm of `lax.linalg`'s implementation, step for step."""
+    nb, m, n = a.shape
+    k = min(m, n)
+    out = a.copy()
+    pivots = np.zeros((nb, k), np.int32)
+    perm = np.empty((nb, m), np.int32)
+    for b in range(nb):
+        for i in range(m):
+            perm[b, i] = i
+        for j in range(k):
+            p, best = j, _pivot_magnitude(out[b, j, j])
+            for i in range(j + 1, m):  # first largest; a NaN wins over numbers (np.argmax)
+                mag = _pivot_magnitude(out[b, i, j])
+                if mag > best or (mag != mag and best == best):
+                    p, best = i, mag
+            pivots[b, j] = p
+            if p != j:
+                for c in range(n):
+                    out[b, j, c], out[b, p, c] = out[b, p, c], out[b, j, c]
+                perm[b, j], perm[b, p] = perm[b, p], perm[b, j]
+            piv = out[b, j, j]
+            if piv != 0:  # getrf leaves a zero column unscaled
+                for i in range(j + 1, m):
+                    out[b, i, j] = out[b, i, j] / piv
+            for i in range(j + 1, m):
+                lij = out[b, i, j]
+                for c in range(j + 1, n):
+                    out[b, i, c] -= lij * out[b, j, c]
+    return out, pivots, perm
+
+
+@_kernel
+def lu_pivots_to_permutation(pivots, permutation_size):
+    """Apply the row swaps i <-> pivots[b, i] in order to the identity permutation of each
+    batch entry; a pivot outside [0, permutation_size) swaps nothing (never reads out of
+    bounds)."""
+    nb, k = pivots.shape
+    perm = np.empty((nb, permutation_size), np.int32)
+    for b in range(nb):
+        for i in range(permutation_size):
+            perm[b, i] = i
+        for i in range(k):
+            p = pivots[b, i]
+            if 0 <= p < permutation_size:
+                perm[b, i], perm[b, p] = perm[b, p], perm[b, i]
+    return perm
+
+
+# --- triangular_solve --------------------------------------------------------------------------
+
+
+@_kernel
+def forward_substitution(m, rhs, unit_diagonal):
+    """x with m x = rhs for lower-triangular m (b, n, n) and rhs (b, n, k), row by row (only
+    m's lower triangle is read)."""
+    nb, n, k = rhs.shape
+    x = np.zeros_like(rhs)
+    for b in range(nb):
+        for i in range(n):
+            for c in range(k):
+                dot = rhs[b, i, c] - rhs[b, i, c]
+                for j in range(i):
+                    dot += m[b, i, j] * x[b, j, c]
+                acc = rhs[b, i, c] - dot
+                x[b, i, c] = acc if unit_diagonal else acc / m[b, i, i]
+    return x
+
+
+# --- conv_general_dilated ------------------------------------------------------------------------
+
+
+@_kernel
+def _unravel(flat, shape, out):
+    for d in range(len(shape) - 1, -1, -1):
+        out[d] = flat % shape[d]
+        flat //= shape[d]
+
+
+@_kernel
+def _taps(in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil):
+    """taps[s, t] = flat input position read by output position s at kernel tap t, or -1
+    where the tap lands in padding or between lhs-dilated elements."""
+    nsp = len(in_sp)
+    n_out, n_k = 1, 1
+    for d in range(nsp):
+        n_out *= out_sp[d]
+        n_k *= k_sp[d]
+    taps = np.empty((n_out, n_k), np.int64)
+    oi, ki = np.empty(nsp, np.int64), np.empty(nsp, np.int64)
+    for s in range(n_out):
+        _unravel(s, out_sp, oi)
+        for t in range(n_k):
+            _unravel(t, k_sp, ki)
+            flat = 0
+            for d in range(nsp):
+                p = oi[d] * strides[d] + ki[d] * rhs_dil[d] - pad_lo[d]  # in the dilated input
+                dilated = (in_sp[d] - 1) * lhs_dil[d] + 1 if in_sp[d] > 0 else 0
+                if p < 0 or p >= dilated or p % lhs_dil[d] != 0:
+                    flat = -1
+                    break
+                flat = flat * in_sp[d] + p // lhs_dil[d]
+            taps[s, t] = flat
+    return taps
+
+
+@_kernel
+def conv(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups):
+    """Direct convolution into `out` (N', O, S_out) of lhs (N, C, S_in) with rhs (O, I, K), all
+    in the output dtype with spatial dimensions flattened (their shapes passed as tuples).
+
+    feature groups: output feature o reads lhs channels [g*I, (g+1)*I) with g = o // (O/G);
+    batch groups: output feature o reads lhs batch entry g*N' + n with g = o // (O/G)."""
+    n_out, o_feats = out.shape[0], out.shape[1]
+    in_ch = rhs.shape[1]
+    groups = max(feature_groups, batch_groups)
+    per_group = o_feats // groups
+    taps = _taps(in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil)
+    out[:] = 0
+    for n in range(n_out):
+        for o in range(o_feats):
+            g = o // per_group
+            src_n = g * n_out + n if batch_groups > 1 else n
+            ch0 = g * in_ch if feature_groups > 1 else 0
+            for t in range(taps.shape[1]):
+                for c in range(in_ch):
+                    w = rhs[o, c, t]
+                    for s in range(taps.shape[0]):
+                        p = taps[s, t]
+                        if p >= 0:
+                            out[n, o, s] += lhs[src_n, ch0 + c, p] * w

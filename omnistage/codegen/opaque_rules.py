@@ -1,0 +1,541 @@
+"""Numba lowerings of the opaque primitives: the ones that are neither elementwise, index
+maps nor reductions (indexing with traced indices, padding, cumulative scans, sorting, linear
+algebra, convolution, bitcasts). Each rule `rule(em, e)` appends the statements computing
+`e`'s outputs to the njit function body (see `emit_cpu.Emitter`), as arrays named exactly
+`e.outs`; it is registered by primitive name in `emit_cpu.OPAQUE_RULES`.
+
+Small operations are emitted as loop nests right here; bigger ones call the generic njit
+kernels of `kernels.py` (reached as `_rt.kn.<name>`) on C-contiguous arrays whose batch
+dimensions are flattened, with static parameters as ints or tuples of ints.
+
+Every rule reproduces the primitive's NumPy implementation (the interpreter) exactly for
+integer results, and never reads or writes out of bounds: dynamic indices are clamped
+(gather, dynamic_slice, dynamic_update_slice) or their updates dropped (scatter).
+
+Imported by `emit_cpu` (last line), which owns the emitter; imports nothing else of the
+code generator's.
+"""
+import ast
+import math
+
+import numpy as np
+
+from ..staging import literals
+from . import emit_cpu
+from .emit_cpu import _loc_comment, _np_dtype
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def _name(atom):
+    return ast.unparse(atom)
+
+
+def _scalar(em, atom):
+    """Expression for the value of a rank-0 operand (a typed literal or `x[()]`)."""
+    return em.value(atom, [])
+
+
+def _shape_tuple(shape):
+    return repr(tuple(int(d) for d in shape))
+
+
+def _out_aval(em, name):
+    return em.program.avals[name]
+
+
+def _contiguous(em, atom):
+    """A C-contiguous expression for operand `atom` (a rank-0 literal becomes a 0-d array)."""
+    if literals.is_literal(atom):
+        return f"np.full((), {_name(atom)})"
+    return f"np.ascontiguousarray({_name(atom)})"
+
+
+def _as_3d(em, atom, axis):
+    """(outer, n, inner) C-contiguous view of `atom` around `axis`, and those sizes."""
+    shape = em.aval(atom).shape
+    dims = (math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]))
+    var = em.fresh(f"{_name(atom)}_3d")
+    em.line(f"{var} = np.ascontiguousarray({_name(atom)}).reshape({_shape_tuple(dims)})")
+    return var, dims
+
+
+def _as_batch(em, atom, trailing):
+    """(batch, *last `trailing` dims) C-contiguous reshaping of `atom`."""
+    shape = em.aval(atom).shape
+    dims = (math.prod(shape[: len(shape) - trailing]),) + tuple(shape[len(shape) - trailing:])
+    var = em.fresh(f"{_name(atom)}_b")
+    em.line(f"{var} = np.ascontiguousarray({_name(atom)}).reshape({_shape_tuple(dims)})")
+    return var, dims
+
+
+def _copy_into(em, out, atom):
+    """`out = <a fresh copy of atom>` (any rank; literals allowed)."""
+    aval = em.aval(atom)
+    if aval.ndim == 0:
+        em.line(f"{out} = np.empty((), dtype={_np_dtype(aval.dtype)})")
+        em.line(f"{out}[()] = {_scalar(em, atom)}")
+    else:
+        em.line(f"{out} = {_name(atom)}.copy()")
+
+
+def _index(names):
+    return ", ".join(names) if names else "()"
+
+
+def _loops(em, bounds, base):
+    """Open `for` loops over `bounds` (ints or (lo, hi) pairs); returns the loop variables."""
+    names = []
+    for k, b in enumerate(bounds):
+        lo, hi = (0, b) if isinstance(b, int) else b
+        n = f"{base}{k}"
+        em.line(f"for {n} in range({hi}):" if lo == 0 else f"for {n} in range({lo}, {hi}):")
+        em.indent += 1
+        names.append(n)
+    return names
+
+
+def _close(em, depth):
+    em.indent -= depth
+
+
+def _clamped_start(em, atom, limit):
+    """int64 expression of a rank-0 start index clamped into [0, limit] (limit >= 0)."""
+    return f"_rt.clamp_index(np.int64({_scalar(em, atom)}), {limit + 1})"
+
+
+# --- combining functions by dtype -------------------------------------------------------------
+
+
+def _is_float(dt):
+    return np.dtype(dt).kind == "f"
+
+
+def _is_bool(dt):
+    return np.dtype(dt).kind == "b"
+
+
+def _add(dt, a, b):
+    return f"({a} | {b})" if _is_bool(dt) else f"{a} + {b}"
+
+
+def _mul(dt, a, b):
+    return f"({a} & {b})" if _is_bool(dt) else f"{a} * {b}"
+
+
+def _max(dt, a, b):
+    if _is_bool(dt):
+        return f"({a} | {b})"
+    return f"_rt.fmax({a}, {b})" if _is_float(dt) else f"max({a}, {b})"
+
+
+def _min(dt, a, b):
+    if _is_bool(dt):
+        return f"({a} & {b})"
+    return f"_rt.fmin({a}, {b})" if _is_float(dt) else f"min({a}, {b})"
+
+
+def _logaddexp(dt, a, b):
+    return f"_rt.logaddexp({a}, {b}, {_np_dtype(dt)}({float(np.log(2.0))!r}))"
+
+
+# --- dynamic_slice / dynamic_update_slice ------------------------------------------------------
+
+
+def _emit_dynamic_slice(em, e):
+    x, *starts = e.ins
+    (out,) = e.outs
+    shape, sizes = em.aval(x).shape, e.params["slice_sizes"]
+    em.line(f"# dynamic_slice{_loc_comment(e.stmt)}")
+    if not shape:
+        return _copy_into(em, out, x)
+    lo = []
+    for d, (s, dim, z) in enumerate(zip(starts, shape, sizes)):
+        v = em.fresh(f"{out}_start{d}")
+        em.line(f"{v} = {_clamped_start(em, s, dim - z)}")
+        lo.append(v)
+    window = ", ".join(f"{v}:{v} + {z}" for v, z in zip(lo, sizes))
+    em.line(f"{out} = {_name(x)}[{window}].copy()")
+
+
+def _emit_dynamic_update_slice(em, e):
+    x, update, *starts = e.ins
+    (out,) = e.outs
+    shape, ushape = em.aval(x).shape, em.aval(update).shape
+    em.line(f"# dynamic_update_slice{_loc_comment(e.stmt)}")
+    if not shape:
+        return _copy_into(em, out, update)
+    _copy_into(em, out, x)
+    lo = []
+    for d, (s, dim, z) in enumerate(zip(starts, shape, ushape)):
+        v = em.fresh(f"{out}_start{d}")
+        em.line(f"{v} = {_clamped_start(em, s, dim - z)}")
+        lo.append(v)
+    window = ", ".join(f"{v}:{v} + {z}" for v, z in zip(lo, ushape))
+    em.line(f"{out}[{window}] = {_name(update)}")
+
+
+# --- gather / scatter --------------------------------------------------------------------------
+
+
+def _rest_axes(ndim, axes):
+    return [d for d in range(ndim) if d not in axes]
+
+
+def _operand_index(ndim, axes, coords, rest):
+    """Index expressions of the operand element at `coords` (on `axes`) and `rest` elsewhere."""
+    idx, it = [None] * ndim, iter(rest)
+    for a, c in zip(axes, coords):
+        idx[a] = c
+    return [next(it) if i is None else i for i in idx]
+
+
+def _emit_gather(em, e):
+    x, indices = e.ins
+    (out,) = e.outs
+    axes = tuple(e.params["axes"])
+    xa, ia, oa = em.aval(x), em.aval(indices), _out_aval(em, out)
+    dt = _np_dtype(oa.dtype)
+    em.line(f"# gather{_loc_comment(e.stmt)}")
+    if any(xa.shape[a] == 0 for a in axes) or oa.size == 0:
+        # nothing to clamp into: zeros, as the implementation (and XLA) returns
+        em.line(f"{out} = np.zeros({_shape_tuple(oa.shape)}, dtype={dt})")
+        return
+    em.line(f"{out} = np.empty({_shape_tuple(oa.shape)}, dtype={dt})")
+    batch = _loops(em, list(ia.shape[:-1]), "_g")
+    coords = []
+    for j, a in enumerate(axes):
+        c = em.fresh(f"_c{j}")
+        em.line(f"{c} = _rt.clamp_index(np.int64({_name(indices)}[{_index(batch + [str(j)])}]), {xa.shape[a]})")
+        coords.append(c)
+    rest = _loops(em, [xa.shape[d] for d in _rest_axes(xa.ndim, axes)], "_r")
+    src = _operand_index(xa.ndim, axes, coords, rest)
+    value = _scalar(em, x) if xa.ndim == 0 else f"{_name(x)}[{_index(src)}]"
+    em.line(f"{out}[{_index(batch + rest)}] = {value}")
+    _close(em, len(batch) + len(rest))
+
+
+# scatter primitive: how an update combines into the operand element
+_SCATTER_COMBINE = {
+    "scatter": lambda dt, old, new: new,
+    "scatter_add": _add,
+    "scatter_mul": _mul,
+    "scatter_min": _min,
+    "scatter_max": _max,
+}
+
+
+def _emit_scatter(em, e):
+    x, indices, updates = e.ins
+    (out,) = e.outs
+    axes = tuple(e.params["axes"])
+    xa, ia = em.aval(x), em.aval(indices)
+    em.line(f"# {e.prim}{_loc_comment(e.stmt)}")
+    _copy_into(em, out, x)
+    if em.aval(updates).size == 0:
+        return
+    batch = _loops(em, list(ia.shape[:-1]), "_g")
+    coords = []
+    for j, a in enumerate(axes):
+        c = em.fresh(f"_c{j}")
+        em.line(f"{c} = np.int64({_name(indices)}[{_index(batch + [str(j)])}])")
+        coords.append(c)
+    if coords:  # out-of-bounds index rows are dropped (JAX's default for updates)
+        em.line("if " + " and ".join(f"0 <= {c} < {xa.shape[a]}" for c, a in zip(coords, axes)) + ":")
+        em.indent += 1
+    rest = _loops(em, [xa.shape[d] for d in _rest_axes(xa.ndim, axes)], "_r")
+    target = f"{out}[{_index(_operand_index(xa.ndim, axes, coords, rest))}]"
+    upd = f"{_name(updates)}[{_index(batch + rest)}]" if em.aval(updates).ndim else _scalar(em, updates)
+    em.line(f"{target} = {_SCATTER_COMBINE[e.prim](xa.dtype, target, upd)}")
+    _close(em, len(batch) + len(rest) + bool(coords))
+
+
+# --- pad ------------------------------------------------------------------------------------------
+
+
+def _pad_source_range(n, out_n, lo, interior):
+    """Source indices i of one dimension whose padded position lo + i*(interior+1) lands in
+    [0, out_n): negative edge padding crops."""
+    step = interior + 1
+    first = min(n, 0 if lo >= 0 else -(lo // step))  # ceil(-lo / step)
+    last = min(n, -(-(out_n - lo) // step))  # ceil((out_n - lo) / step)
+    return first, max(first, last)
+
+
+def _emit_pad(em, e):
+    x, value = e.ins
+    (out,) = e.outs
+    xa, oa = em.aval(x), _out_aval(em, out)
+    config = e.params["padding_config"]
+    em.line(f"{out} = np.full({_shape_tuple(oa.shape)}, {_scalar(em, value)}, dtype={_np_dtype(oa.dtype)}){_loc_comment(e.stmt)}")
+    if xa.ndim == 0:
+        em.line(f"{out}[()] = {_scalar(em, x)}")
+        return
+    ranges = [_pad_source_range(n, m, lo, it) for n, m, (lo, _, it) in zip(xa.shape, oa.shape, config)]
+    if any(a >= b for a, b in ranges):
+        return
+    src = _loops(em, ranges, "_p")
+    dst = [_lin(i, it + 1, lo) for i, (lo, _, it) in zip(src, config)]
+    em.line(f"{out}[{_index(dst)}] = {_name(x)}[{_index(src)}]")
+    _close(em, len(src))
+
+
+def _lin(i, step, offset):
+    term = i if step == 1 else f"{i} * {step}"
+    if offset == 0:
+        return term
+    return f"{term} + {offset}" if offset > 0 else f"{term} - {-offset}"
+
+
+# --- cumulative reductions -----------------------------------------------------------------------
+
+_CUMULATIVE_COMBINE = {
+    "cumsum": _add,
+    "cumprod": _mul,
+    "cummax": _max,
+    "cummin": _min,
+    "cumlogsumexp": _logaddexp,
+}
+
+
+def _emit_cumulative(em, e):
+    (x,) = e.ins
+    (out,) = e.outs
+    axis, reverse = e.params["axis"], e.params["reverse"]
+    oa = _out_aval(em, out)
+    em.line(f"# {e.prim}{_loc_comment(e.stmt)}")
+    x3, (outer, n, inner) = _as_3d(em, x, axis)
+    o3 = em.fresh(f"{out}_3d")
+    em.line(f"{o3} = np.empty({_shape_tuple((outer, n, inner))}, dtype={_np_dtype(oa.dtype)})")
+    if n:
+        first, rest, prev = (n - 1, f"range({n - 2}, -1, -1)", "_k + 1") if reverse else (0, f"range(1, {n})", "_k - 1")
+        combine = _CUMULATIVE_COMBINE[e.prim](oa.dtype, f"{o3}[_o, {prev}, _j]", f"{x3}[_o, _k, _j]")
+        em.line(f"for _o in range({outer}):")
+        em.line(f"    for _j in range({inner}):")
+        em.line(f"        {o3}[_o, {first}, _j] = {x3}[_o, {first}, _j]")
+        em.line(f"    for _k in {rest}:")
+        em.line(f"        for _j in range({inner}):")
+        em.line(f"            {o3}[_o, _k, _j] = {combine}")
+    em.line(f"{out} = {o3}.reshape({_shape_tuple(oa.shape)})")
+
+
+# --- sort -------------------------------------------------------------------------------------------
+
+
+def _emit_sort(em, e):
+    dim, num_keys = e.params["dimension"], e.params["num_keys"]
+    shape = em.aval(e.ins[0]).shape
+    em.line(f"# sort{_loc_comment(e.stmt)}")
+    views = [_as_3d(em, x, dim)[0] for x in e.ins]
+    dims = (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:]))
+    perm = em.fresh(f"{e.outs[0]}_perm")
+    em.line(f"{perm} = _rt.kn.identity_permutation({', '.join(map(str, dims))})")
+    # least significant key first: each stable pass keeps the order of the passes before it
+    for x, view in reversed(list(zip(e.ins[:num_keys], views[:num_keys]))):
+        parts = [f"{view}.imag", f"{view}.real"] if em.aval(x).dtype.kind == "c" else [view]
+        for part in parts:
+            em.line(f"_rt.kn.refine_sort({perm}, {part})")
+    for out, view in zip(e.outs, views):
+        em.line(f"{out} = _rt.kn.take_along({view}, {perm}).reshape({_shape_tuple(shape)})")
+
+
+# --- bitcast_convert_type ---------------------------------------------------------------------------
+
+
+def _emit_bitcast(em, e):
+    (x,) = e.ins
+    (out,) = e.outs
+    xa, oa = em.aval(x), _out_aval(em, out)
+    flat = f"{_contiguous(em, x)}.reshape(({xa.size},))"
+    em.line(f"{out} = {flat}.view({_np_dtype(oa.dtype)}).reshape({_shape_tuple(oa.shape)}){_loc_comment(e.stmt)}")
+
+
+# --- linear algebra --------------------------------------------------------------------------------
+
+
+def _alloc(em, name, shape, dtype):
+    em.line(f"{name} = np.empty({_shape_tuple(shape)}, dtype={_np_dtype(dtype)})")
+
+
+def _batched_outputs(em, e, batch, shapes_dtypes):
+    """Fresh (batch, ...) output buffers for the kernel; returns their names."""
+    names = []
+    for out, (tail, dtype) in zip(e.outs, shapes_dtypes):
+        buf = em.fresh(f"{out}_b")
+        _alloc(em, buf, (batch,) + tuple(tail), dtype)
+        names.append(buf)
+    return names
+
+
+def _unbatch(em, e, bufs):
+    for out, buf in zip(e.outs, bufs):
+        em.line(f"{out} = {buf}.reshape({_shape_tuple(_out_aval(em, out).shape)})")
+
+
+def _emit_cholesky(em, e):
+    em.line(f"# cholesky{_loc_comment(e.stmt)}")
+    a, (b, n, _) = _as_batch(em, e.ins[0], 2)
+    (buf,) = _batched_outputs(em, e, b, [((n, n), _out_aval(em, e.outs[0]).dtype)])
+    em.line(f"_rt.kn.cholesky({a}, {buf})")
+    _unbatch(em, e, [buf])
+
+
+def _emit_eigh(em, e):
+    em.line(f"# eigh{_loc_comment(e.stmt)}")
+    a, (b, n, _) = _as_batch(em, e.ins[0], 2)
+    v, w = (_out_aval(em, o) for o in e.outs)
+    bufs = _batched_outputs(em, e, b, [((n, n), v.dtype), ((n,), w.dtype)])
+    em.line(f"_rt.kn.eigh({a}, {bool(e.params['lower'])}, {bufs[0]}, {bufs[1]})")
+    _unbatch(em, e, bufs)
+
+
+def _emit_eig(em, e):
+    em.line(f"# eig{_loc_comment(e.stmt)}")
+    a, (b, n, _) = _as_batch(em, e.ins[0], 2)
+    left, right = e.params["compute_left_eigenvectors"], e.params["compute_right_eigenvectors"]
+    cdt = _out_aval(em, e.outs[0]).dtype
+    base = e.outs[0]
+    w, vl, vr = em.fresh(f"{base}_w"), em.fresh(f"{base}_vl"), em.fresh(f"{base}_vr")
+    _alloc(em, w, (b, n), cdt)
+    _alloc(em, vl, (b if left else 0, n, n), cdt)
+    _alloc(em, vr, (b, n, n), cdt)
+    em.line(f"_rt.kn.eig({a}, {w}, {vl}, {vr})")
+    _unbatch(em, e, [w] + ([vl] if left else []) + ([vr] if right else []))
+
+
+def _emit_svd(em, e):
+    em.line(f"# svd{_loc_comment(e.stmt)}")
+    x = em.aval(e.ins[0])
+    a, (b, m, n) = _as_batch(em, e.ins[0], 2)
+    full, compute_uv = e.params["full_matrices"], e.params["compute_uv"]
+    k = min(m, n)
+    ucols, vrows = (m, n) if (full and compute_uv) else (k, k)
+    base = e.outs[0]
+    u, s, vh = em.fresh(f"{base}_u"), em.fresh(f"{base}_s"), em.fresh(f"{base}_vh")
+    _alloc(em, u, (b, m, ucols), x.dtype)
+    _alloc(em, s, (b, k), _out_aval(em, e.outs[1 if compute_uv else 0]).dtype)
+    _alloc(em, vh, (b, vrows, n), x.dtype)
+    em.line(f"_rt.kn.svd({a}, {bool(full and compute_uv)}, {u}, {s}, {vh})")
+    _unbatch(em, e, [u, s, vh] if compute_uv else [s])
+
+
+def _emit_qr(em, e):
+    em.line(f"# qr{_loc_comment(e.stmt)}")
+    x = em.aval(e.ins[0])
+    a, (b, m, n) = _as_batch(em, e.ins[0], 2)
+    k = m if e.params["full_matrices"] else min(m, n)
+    bufs = _batched_outputs(em, e, b, [((m, k), x.dtype), ((k, n), x.dtype)])
+    em.line(f"_rt.kn.qr({a}, {bufs[0]}, {bufs[1]})")
+    _unbatch(em, e, bufs)
+
+
+def _emit_lu(em, e):
+    em.line(f"# lu{_loc_comment(e.stmt)}")
+    a, _ = _as_batch(em, e.ins[0], 2)
+    bufs = [em.fresh(f"{o}_b") for o in e.outs]
+    em.line(f"{', '.join(bufs)} = _rt.kn.lu({a})")
+    _unbatch(em, e, bufs)
+
+
+def _emit_lu_pivots_to_permutation(em, e):
+    em.line(f"# lu_pivots_to_permutation{_loc_comment(e.stmt)}")
+    pivots, _ = _as_batch(em, e.ins[0], 1)
+    buf = em.fresh(f"{e.outs[0]}_b")
+    em.line(f"{buf} = _rt.kn.lu_pivots_to_permutation({pivots}, {int(e.params['permutation_size'])})")
+    _unbatch(em, e, [buf])
+
+
+_SWAP = ".transpose((0, 2, 1))"
+
+
+def _emit_triangular_solve(em, e):
+    """Every variant is rewritten as "lower-triangular m, solve m x = rhs on the left", as the
+    NumPy implementation does; the rewrites are static, so they are emitted as views."""
+    p = e.params
+    em.line(f"# triangular_solve{_loc_comment(e.stmt)}")
+    a, _ = _as_batch(em, e.ins[0], 2)
+    rhs, _ = _as_batch(em, e.ins[1], 2)
+    m, low = (f"np.conj({a})" if p["conjugate_a"] else a), p["lower"]
+    if p["transpose_a"]:
+        m, low = m + _SWAP, not low
+    if not p["left_side"]:
+        m, low, rhs = m + _SWAP, not low, rhs + _SWAP
+    if not low:  # reversing rows and columns turns upper-triangular into lower
+        m, rhs = m + "[:, ::-1, ::-1]", rhs + "[:, ::-1]"
+    x = em.fresh(f"{e.outs[0]}_x")
+    em.line(f"{x} = _rt.kn.forward_substitution(np.ascontiguousarray({m}), np.ascontiguousarray({rhs}), {bool(p['unit_diagonal'])})")
+    if not low:
+        x += "[:, ::-1]"
+    if not p["left_side"]:
+        x += _SWAP
+    em.line(f"{e.outs[0]} = np.ascontiguousarray({x}).reshape({_shape_tuple(_out_aval(em, e.outs[0]).shape)})")
+
+
+# --- conv_general_dilated ----------------------------------------------------------------------------
+
+
+def _spec_layout(em, atom, spec, dtype):
+    """(name, shape) of `atom` transposed to its spec order (batch/out-feature, feature,
+    spatial...), converted to `dtype`, spatial dimensions flattened."""
+    shape = em.aval(atom).shape
+    ordered = [shape[i] for i in spec]
+    var = em.fresh(f"{_name(atom)}_cv")
+    moved = _name(atom) if tuple(spec) == tuple(range(len(spec))) else f"{_name(atom)}.transpose({tuple(spec)!r})"
+    flat = (ordered[0], ordered[1], math.prod(ordered[2:]))
+    em.line(f"{var} = np.ascontiguousarray({moved}).astype({_np_dtype(dtype)}).reshape({_shape_tuple(flat)})")
+    return var, ordered
+
+
+def _emit_conv(em, e):
+    lhs, rhs = e.ins
+    (out,) = e.outs
+    p = e.params
+    oa = _out_aval(em, out)
+    lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
+    em.line(f"# conv_general_dilated{_loc_comment(e.stmt)}")
+    if oa.size == 0:
+        em.line(f"{out} = np.zeros({_shape_tuple(oa.shape)}, dtype={_np_dtype(oa.dtype)})")
+        return
+    x, xs = _spec_layout(em, lhs, lhs_spec, oa.dtype)
+    k, ks = _spec_layout(em, rhs, rhs_spec, oa.dtype)
+    out_sp = [oa.shape[i] for i in out_spec[2:]]
+    ordered = (oa.shape[out_spec[0]], oa.shape[out_spec[1]])
+    buf = em.fresh(f"{out}_cv")
+    _alloc(em, buf, ordered + (math.prod(out_sp),), oa.dtype)
+    # a convolution without spatial dimensions is one with a single 1-wide spatial one
+    ones = lambda v, fill: tuple(int(i) for i in v) or (fill,)  # noqa: E731
+    args = [
+        ones(xs[2:], 1), ones(ks[2:], 1), ones(out_sp, 1), ones(p["window_strides"], 1),
+        ones([lo for lo, _ in p["padding"]], 0), ones(p["lhs_dilation"], 1), ones(p["rhs_dilation"], 1),
+    ]
+    em.line(f"_rt.kn.conv({x}, {k}, {buf}, {', '.join(map(repr, args))}, {p['feature_group_count']}, {p['batch_group_count']})")
+    spec_shape = _shape_tuple(ordered + tuple(out_sp))
+    perm = tuple(int(i) for i in np.argsort(out_spec))
+    if perm == tuple(range(len(perm))):
+        em.line(f"{out} = {buf}.reshape({spec_shape})")
+    else:
+        em.line(f"{out} = np.ascontiguousarray({buf}.reshape({spec_shape}).transpose({perm!r}))")
+
+
+OPAQUE_RULES = {
+    "dynamic_slice": _emit_dynamic_slice,
+    "dynamic_update_slice": _emit_dynamic_update_slice,
+    "gather": _emit_gather,
+    **{name: _emit_scatter for name in _SCATTER_COMBINE},
+    "pad": _emit_pad,
+    **{name: _emit_cumulative for name in _CUMULATIVE_COMBINE},
+    "sort": _emit_sort,
+    "bitcast_convert_type": _emit_bitcast,
+    "cholesky": _emit_cholesky,
+    "eigh": _emit_eigh,
+    "eig": _emit_eig,
+    "svd": _emit_svd,
+    "qr": _emit_qr,
+    "lu": _emit_lu,
+    "lu_pivots_to_permutation": _emit_lu_pivots_to_permutation,
+    "triangular_solve": _emit_triangular_solve,
+    "conv_general_dilated": _emit_conv,
+}
+
+emit_cpu.OPAQUE_RULES.update(OPAQUE_RULES)
