@@ -1,22 +1,35 @@
 """The persistent cache of generated modules.
 
 Each generated module is written once to a per-user cache directory (mode 0700;
-`OMNISTAGE_CACHE_DIR` overrides) under a name derived from a hash of its source and of the
-toolchain (Numba and llvmlite versions, Python version, CPU), then imported with the module
-registered in `sys.modules` *before* it executes, so Numba's `cache=True` can find the module
-again in a fresh process and load machine code instead of compiling.
+`OMNISTAGE_CACHE_DIR` overrides) under a name derived from a hash of its source, of the
+toolchain (Python, NumPy, Numba and llvmlite versions, CPU name and features) and of the
+omnistage runtime modules it imports, then executed with the module registered in `sys.modules`
+*before* its code runs, so Numba's `cache=True` finds the module again in a fresh process
+(Numba's `_rebuild_env` imports it by name) and loads machine code instead of compiling.
+
+Why the runtime modules are part of the name: generated code inlines `support` and `vmath`
+functions, and Numba's cache index keys only on the cached function's own source, so after an
+edit (or an upgrade) of `vmath` Numba would happily load machine code holding the old `exp`.
 
 Rules this module keeps:
-- writes are atomic (temp file + rename), and a valid existing file is never rewritten
-  (Numba's cache index keys on the source file's mtime and size);
-- every file starts with a header holding the SHA-256 of the rest, so a truncated, corrupt or
-  foreign file is detected and replaced;
-- a read-only or missing cache directory degrades to in-memory modules, with one warning.
+- a file is published atomically (temp file + hard link, or rename where links are not
+  supported) and a valid existing file is never rewritten: its inode and mtime stay, so
+  Numba's cache stays valid and concurrent processes all read one complete file;
+- every file starts with a header holding the SHA-256 of the rest, and a file is used only if
+  it is byte-for-byte the expected text, so a truncated, corrupt, foreign or stale (older
+  format) file is detected and replaced;
+- the module's code is compiled from the validated text in memory (never re-read from disk);
+- a read-only, uncreatable or unsafe (shared-writable) cache directory degrades to in-memory
+  modules, with one warning per process; results are the same, only slower to start.
 
-Imports only the standard library (never Numba: the caller decides when Numba loads).
+Imports only the standard library at import time; Numba and llvmlite are imported by
+`toolchain_fingerprint`, which runs only when a module is loaded (the first compiled `jit`).
 """
+import ast
+import functools
 import hashlib
 import importlib.util
+import linecache
 import os
 import platform
 import sys
@@ -26,9 +39,16 @@ import types
 import warnings
 
 _HEADER_PREFIX = "# omnistage generated module sha256="
-_lock = threading.Lock()
+_MODULE_PREFIX = "omnistage_gen_"
+_TEMP_PREFIX = ".tmp-"
+# Top-level packages whose modules, when imported by generated code, are hashed into its name.
+_TRACKED_ROOTS = ("omnistage",)
+
+_lock = threading.RLock()
 _warned = False
-_memory_modules = {}
+
+
+# --- where and under which name -----------------------------------------------------------
 
 
 def cache_dir():
@@ -40,32 +60,117 @@ def cache_dir():
     return os.path.join(base, "omnistage")
 
 
+@functools.lru_cache(maxsize=None)
 def toolchain_fingerprint():
-    """What generated machine code depends on besides the source."""
-    parts = [sys.version.split()[0], platform.machine(), platform.processor() or ""]
+    """What generated machine code depends on besides the source (computed once per process:
+    the host CPU queries go through llvmlite)."""
+    import llvmlite
+    import numba
+    import numpy
+    from llvmlite import binding as llvm
+    from numba.core import config as numba_config
+
+    return "|".join([
+        sys.version.split()[0], getattr(sys, "abiflags", ""), platform.machine(),
+        numpy.__version__, numba.__version__, llvmlite.__version__,
+        # NUMBA_CPU_NAME / NUMBA_CPU_FEATURES (portable caches) override the host's.
+        numba_config.CPU_NAME or llvm.get_host_cpu_name(),
+        numba_config.CPU_FEATURES or llvm.get_host_cpu_features().flatten(),
+    ])
+
+
+def _imports(tree, package):
+    """Absolute names of the tracked modules a parsed module (in `package`) imports:
+    `from pkg import submodule` names the submodule, `from pkg import name` names pkg (whose
+    `__init__.py` defines or re-exports name), `import a.b` names a.b."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node.module, node.level, package)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if _tracked(sub) and _module_file(sub) else base)
+    return {m for m in found if _tracked(m)}
+
+
+def _absolute(module, level, package):
+    """The absolute name of `from <level dots><module> import ...` inside `package`."""
+    if not level:
+        return module or ""
+    parts = package.split(".")
+    parts = parts[: len(parts) - level + 1]
+    return ".".join(parts + ([module] if module else []))
+
+
+def _tracked(modname):
+    return modname.split(".")[0] in _TRACKED_ROOTS
+
+
+@functools.lru_cache(maxsize=None)
+def _module_file(modname):
+    """The source file of a tracked module (a package's `__init__.py`), or None; found on the
+    file system below its top-level package, without importing anything."""
+    root, *parts = modname.split(".")
     try:
-        import numba
-        import llvmlite
+        spec = importlib.util.find_spec(root)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return spec.origin if spec and not parts and (spec.origin or "").endswith(".py") else None
+    for directory in spec.submodule_search_locations:
+        base = os.path.join(directory, *parts)
+        for path in (os.path.join(base, "__init__.py"), base + ".py"):
+            if os.path.isfile(path) and all(
+                os.path.isfile(os.path.join(directory, *parts[:i], "__init__.py")) for i in range(1, len(parts))
+            ):
+                return path
+    return None
 
-        parts += [numba.__version__, llvmlite.__version__]
-        from numba.core import config as numba_config
 
-        parts.append(getattr(numba_config, "CPU_NAME", None) or "host")
-    except ImportError:  # pragma: no cover - numba is a dependency
-        parts.append("no-numba")
-    try:
-        from llvmlite import binding as llvm
+@functools.lru_cache(maxsize=None)
+def _file_imports(path, package):
+    with open(path, "rb") as f:
+        return frozenset(_imports(ast.parse(f.read(), path), package))
 
-        parts.append(llvm.get_host_cpu_name())
-        parts.append(llvm.get_host_cpu_features().flatten())
-    except Exception:  # noqa: BLE001 - best effort; the name already includes versions
-        pass
-    return "|".join(parts)
+
+@functools.lru_cache(maxsize=None)
+def _runtime_files(modules):
+    """The files of `modules` and of every tracked module they import, transitively."""
+    seen, files, todo = set(), set(), list(modules)
+    while todo:
+        modname = todo.pop()
+        path = _module_file(modname)
+        if modname in seen or path is None:
+            continue
+        seen.add(modname)
+        files.add(path)
+        is_package = os.path.basename(path) == "__init__.py"
+        todo.extend(_file_imports(path, modname if is_package else modname.rpartition(".")[0]))
+    return tuple(sorted(files))
+
+
+@functools.lru_cache(maxsize=None)
+def _files_digest(paths):
+    h = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            h.update(path.encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()
+
+
+def runtime_digest(source):
+    """A hash of the tracked runtime modules `source` imports (see the module docstring)."""
+    modules = _imports(ast.parse(source), "")
+    files = _runtime_files(tuple(sorted(modules)))
+    return _files_digest(files) if files else ""
 
 
 def module_name(source, fingerprint=None):
-    digest = hashlib.sha256((source + "\0" + (fingerprint or toolchain_fingerprint())).encode()).hexdigest()
-    return f"omnistage_gen_{digest[:32]}"
+    """The cache name of generated `source`: a hash of it, the toolchain and its runtime."""
+    key = "\0".join([source, fingerprint or toolchain_fingerprint(), runtime_digest(source)])
+    return _MODULE_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 def _with_header(source):
@@ -73,41 +178,115 @@ def _with_header(source):
     return f"{_HEADER_PREFIX}{digest}\n{source}"
 
 
-def _valid(path, expected_text):
+# --- the directory and its files ----------------------------------------------------------
+
+
+class CacheUnusable(OSError):
+    """The cache directory exists but must not be used (others could plant code in it)."""
+
+
+def _ensure_dir(directory):
+    """Create `directory` with mode 0700 if missing; refuse one that others may write to."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read() == expected_text
+        os.makedirs(directory, mode=0o700)
+        os.chmod(directory, 0o700)  # makedirs' mode is filtered by the umask
+    except FileExistsError:
+        if not os.path.isdir(directory):
+            raise NotADirectoryError(f"{directory} exists and is not a directory") from None
+    st = os.stat(directory)
+    if hasattr(os, "geteuid") and (st.st_uid != os.geteuid() or st.st_mode & 0o022):
+        # Numba unpickles its cache files: a directory others can write to runs their code.
+        raise CacheUnusable(
+            f"it is owned by uid {st.st_uid} with mode {st.st_mode & 0o777:o}; it must be yours "
+            f"and writable only by you (chmod 700)"
+        )
+
+
+def _read(path):
+    """The text of `path`, or None if it is missing or not text."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
     except (OSError, UnicodeDecodeError):
-        return False
+        return None
 
 
-def _warn_once(msg):
-    global _warned
-    if not _warned:
-        _warned = True
-        warnings.warn(msg, RuntimeWarning, stacklevel=3)
-
-
-def _ensure_dir(path):
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    if not os.access(path, os.W_OK):
-        raise PermissionError(f"cache directory {path} is not writable")
-
-
-def _write_atomic(directory, filename, text):
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".py", dir=directory)
+def _publish(directory, path, text):
+    """Make `path` hold `text`, atomically, unless it already does."""
+    fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=".py", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, os.path.join(directory, filename))
-    except BaseException:
+        try:
+            # link() fails if the file exists, so a valid file published meanwhile by another
+            # process is never replaced (rename would replace it and change its inode).
+            os.link(tmp, path)
+        except FileExistsError:
+            if _read(path) != text:  # invalid: replace it
+                os.replace(tmp, path)
+        except OSError:  # no hard links on this file system
+            if _read(path) != text:
+                os.replace(tmp, path)
+    finally:
         try:
             os.unlink(tmp)
-        except OSError:
+        except FileNotFoundError:
             pass
+
+
+def _store(name, text):
+    """The path of a valid file holding `text` for module `name`, or None (after warning) when
+    the cache directory cannot be used."""
+    directory = cache_dir()
+    path = os.path.join(directory, name + ".py")
+    try:
+        _ensure_dir(directory)
+        if _read(path) != text:  # missing, truncated, corrupt, foreign or stale
+            _publish(directory, path, text)
+        return path
+    except OSError as e:
+        _warn_once(directory, e)
+        return None
+
+
+def _warn_once(directory, error):
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    reason = error if isinstance(error, CacheUnusable) else f"{type(error).__name__}: {error}"
+    warnings.warn(
+        f"omnistage: the compile cache directory {directory} cannot be used ({reason}); "
+        f"compiling in memory instead, so every new process compiles again. Set "
+        f"OMNISTAGE_CACHE_DIR to a directory only you can write to, to keep compiled code "
+        f"between processes.",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+# --- executing a module -------------------------------------------------------------------
+
+
+def _execute(name, text, path, preset):
+    """Run `text` as module `name`, registered in `sys.modules` before its code runs."""
+    mod = types.ModuleType(name)
+    mod.__file__ = path or f"<omnistage in-memory module {name}>"
+    mod.__dict__.update(preset or {})
+    # Numba's cache=True needs a source file next to which it can keep machine code.
+    mod._OMNISTAGE_CACHED = path is not None
+    if path is None:  # tracebacks and inspect.getsource still show the generated lines
+        linecache.cache[mod.__file__] = (len(text), None, text.splitlines(True), mod.__file__)
+    code = compile(text, mod.__file__, "exec")
+    sys.modules[name] = mod
+    try:
+        exec(code, mod.__dict__)  # noqa: S102 - our own validated code
+    except BaseException:
+        sys.modules.pop(name, None)
         raise
+    return mod
 
 
 def load_module(source, preset=None):
@@ -123,39 +302,15 @@ def load_module(source, preset=None):
         if mod is not None:
             return mod
         text = _with_header(source)
-        directory = cache_dir()
-        path = os.path.join(directory, name + ".py")
+        path = _store(name, text)
         try:
-            _ensure_dir(directory)
-            if not _valid(path, text):
-                _write_atomic(directory, name + ".py", text)
-            on_disk = True
-        except OSError as e:
-            _warn_once(
-                f"omnistage: the compile cache directory {directory} cannot be used ({e}); "
-                f"compiling in memory instead (set OMNISTAGE_CACHE_DIR to a writable directory "
-                f"to keep compiled code between processes)."
-            )
-            on_disk = False
-        if on_disk:
-            spec = importlib.util.spec_from_file_location(name, path)
-            mod = importlib.util.module_from_spec(spec)
-        else:
-            mod = types.ModuleType(name)
-            mod.__file__ = f"<omnistage in-memory module {name}>"
-        mod.__dict__.update(preset or {})
-        mod._OMNISTAGE_CACHED = on_disk
-        # Registered before execution: Numba's cache locates functions through sys.modules.
-        sys.modules[name] = mod
-        try:
-            if on_disk:
-                spec.loader.exec_module(mod)
-            else:
-                exec(compile(text, mod.__file__, "exec"), mod.__dict__)  # noqa: S102 - our own code
-        except BaseException:
-            sys.modules.pop(name, None)
-            raise
-        return mod
+            return _execute(name, text, path, preset)
+        except RuntimeError as e:
+            # Numba found no writable place for its cache files (even ~/.cache/numba).
+            if path is None or "cannot cache" not in str(e):
+                raise
+            _warn_once(os.path.dirname(path), e)
+            return _execute(name, text, None, preset)
 
 
 def clear(directory=None):
@@ -166,7 +321,7 @@ def clear(directory=None):
     removed = 0
     for root, _dirs, files in os.walk(directory, topdown=False):
         for fname in files:
-            if fname.startswith(("omnistage_gen_", ".tmp-")):
+            if fname.startswith((_MODULE_PREFIX, _TEMP_PREFIX)):
                 os.unlink(os.path.join(root, fname))
                 removed += 1
     return removed
