@@ -80,17 +80,34 @@ def _sample(call, number):
             gc.enable()
 
 
-def median_seconds(call, repeats, min_sample):
-    """Median seconds per call; the two warm-up calls (compile, caches) are not timed."""
-    call()
-    call()
+def _calls_per_sample(call, min_sample):
+    """How many back-to-back calls make one sample last at least `min_sample` seconds."""
     number = 1
     while min_sample:
         t = _sample(call, number)
         if t >= min_sample or number >= 1 << 22:
             break
         number *= max(2, min(100, int(min_sample / max(t, 1e-9)) + 1))
-    return statistics.median(_sample(call, number) / number for _ in range(repeats))
+    return number
+
+
+def interleaved_medians(calls, repeats, min_sample):
+    """{name: median seconds per call} for the zero-argument `calls`.
+
+    Each call is warmed up twice (compile, caches: not timed). The repeats are interleaved
+    round-robin (A B C, B C A, ...) so that a burst of load from other processes on a shared
+    machine lands on every contestant alike instead of on whichever ran at that moment.
+    """
+    for call in calls.values():
+        call()
+        call()
+    numbers = {name: _calls_per_sample(call, min_sample) for name, call in calls.items()}
+    samples = {name: [] for name in calls}
+    order = list(calls)
+    for r in range(repeats):
+        for name in order[r % len(order):] + order[:r % len(order)]:
+            samples[name].append(_sample(calls[name], numbers[name]) / numbers[name])
+    return {name: statistics.median(s) for name, s in samples.items()}
 
 
 # --- the implementations of one case -------------------------------------------------------
@@ -99,7 +116,7 @@ def median_seconds(call, repeats, min_sample):
 class Measured:
     """One timing cell: seconds, whether it was extrapolated, and a correctness note."""
 
-    def __init__(self, seconds=None, extrapolated_from=None, error=None):
+    def __init__(self, seconds, extrapolated_from=None, error=None):
         self.seconds, self.error = seconds, error
         self.extrapolated_from = extrapolated_from  # (timed size, reported size) or None
 
@@ -138,51 +155,79 @@ def _first_output(out):
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-def _run(fn, args, ready, expected, repeats, min_sample):
-    error = _check(_first_output(ready(fn(*args))), expected)
-    return Measured(median_seconds(lambda: ready(fn(*args)), repeats, min_sample), error=error)
+def _waiter(tree_ready):
+    """Waits for a result: the array method when there is one (the same cheap call for omnistage
+    and JAX, so dispatch is compared like with like), else the framework's pytree function."""
+
+    def ready(out):
+        method = getattr(out, "block_until_ready", None)
+        return method() if method is not None else tree_ready(out)
+
+    return ready
 
 
 def backend_of(compiled_text):
     return "numpy-interp" if compiled_text.startswith(INTERPRETED_MARK) else "numba"
 
 
-def measure_case(case, quick, repeats, jax):
-    """{column: Measured} plus the backend omnistage used, for one case."""
+def omnistage_backend(case, args):
+    """Which backend omnistage compiles the case for, from `Compiled.as_text()`.
+
+    Asked of a separate closure (its own jit cache), so the timed function is only ever called
+    the way a user calls it: `.lower().compile()` first currently leaves a function off
+    `JitFunction`'s fast dispatch path.
+    """
     import omnistage
     import omnistage.numpy as onp
     from omnistage import lax as olax
 
-    min_sample = 0 if quick else MIN_SAMPLE_S
+    probe = omnistage.jit(case.staged(onp, olax), static_argnums=case.static_argnums)
+    return backend_of(probe.lower(*_convert(case, args, onp.asarray)).compile().as_text())
+
+
+class Contestant:
+    """One column of a case: a zero-argument call, how to check it, how to scale its time."""
+
+    def __init__(self, call, expected, scale=1.0, extrapolated_from=None):
+        self.call, self.expected = call, expected
+        self.scale, self.extrapolated_from = scale, extrapolated_from
+
+
+def _contestant(fn, args, ready, expected, **scaling):
+    return Contestant(lambda: ready(fn(*args)), expected, **scaling)
+
+
+def measure_case(case, quick, repeats, jax):
+    """({column: Measured}, the backend omnistage used) for one case."""
+    import omnistage
+    import omnistage.numpy as onp
+    from omnistage import lax as olax
+
     args = case.inputs(quick)
     expected = case.numpy(*args)
-    row = {"numpy": Measured(median_seconds(lambda: case.numpy(*args), repeats, min_sample))}
-    row["numba"] = _run(case.numba_impl(), args, lambda o: o, expected, repeats, min_sample)
-
+    contestants = {
+        "numpy": Contestant(lambda: case.numpy(*args), expected),
+        "numba": _contestant(case.numba_impl(), args, lambda o: o, expected),
+    }
+    backend = omnistage_backend(case, args)
     ours = omnistage.jit(case.staged(onp, olax), static_argnums=case.static_argnums)
-    ours_args = _convert(case, args, onp.asarray)
-    backend = backend_of(ours.lower(*ours_args).compile().as_text())
+    ours_args, ours_expected, scaling = _convert(case, args, onp.asarray), expected, {}
     if backend == "numpy-interp" and case.small_inputs is not None:
-        row["omnistage"] = _extrapolated(case, ours, quick, repeats, min_sample, onp)
-    else:
-        row["omnistage"] = _run(ours, ours_args, omnistage.block_until_ready, expected, repeats, min_sample)
-
+        # an interpreted loop is linear in its trip count: time it at a small size and scale up
+        small = case.small_inputs(quick)
+        ours_args, ours_expected = _convert(case, small, onp.asarray), case.numpy(*small)
+        scaling = {"scale": float(args[0]) / float(small[0]), "extrapolated_from": (int(small[0]), int(args[0]))}
+    contestants["omnistage"] = _contestant(ours, ours_args, _waiter(omnistage.block_until_ready),
+                                           ours_expected, **scaling)
     if jax is not None:
         theirs = jax.jit(case.staged(jax.numpy, jax.lax), static_argnums=case.static_argnums)
-        jax_args = _convert(case, args, jax.device_put)
-        row["jax"] = _run(theirs, jax_args, jax.block_until_ready, expected, repeats, min_sample)
+        contestants["jax"] = _contestant(theirs, _convert(case, args, jax.device_put),
+                                         _waiter(jax.block_until_ready), expected)
+    errors = {k: _check(_first_output(c.call()), c.expected) for k, c in contestants.items()}
+    medians = interleaved_medians({k: c.call for k, c in contestants.items()}, repeats,
+                                  0 if quick else MIN_SAMPLE_S)
+    row = {k: Measured(medians[k] * c.scale, c.extrapolated_from, errors[k]) for k, c in contestants.items()}
     return row, backend
-
-
-def _extrapolated(case, ours, quick, repeats, min_sample, onp):
-    """An interpreted loop is linear in its trip count: time it at the small size and scale."""
-    import omnistage
-
-    big, small = case.inputs(quick), case.small_inputs(quick)
-    scale = float(big[0]) / float(small[0])
-    small_args = _convert(case, small, onp.asarray)
-    m = _run(ours, small_args, omnistage.block_until_ready, case.numpy(*small), repeats, min_sample)
-    return Measured(m.seconds * scale, extrapolated_from=(int(small[0]), int(big[0])), error=m.error)
 
 
 # --- first-call latency in fresh processes ------------------------------------------------
