@@ -16,7 +16,6 @@ from .core.config import config
 from .core.primitive import current_trace
 from .core.tracer import Tracer
 from .core import tree_util
-from .staging.interpret import compile_program
 from .staging.trace import DebugInfo, stage
 from .staging.cleanup import dce
 from .staging.naming import sanitize
@@ -151,20 +150,43 @@ def _hashable_static(value, name):
 # --- executables -------------------------------------------------------------------------
 
 
-class Compiled:
-    """An executable for one cache key: runs the Program on NumPy values."""
+_BACKEND_ALIASES = {"cpu": "cpu", "numba": "cpu", "interpreter": "interpreter", "numpy": "interpreter"}
 
-    def __init__(self, program, out_tree, backend="interpreter"):
+
+def _make_executable(program, backend):
+    """The executable for `program` on `backend` (None: the configured default)."""
+    name = backend or config.read("omnistage_default_backend")
+    kind = _BACKEND_ALIASES.get(name)
+    if kind is None:
+        if name in ("gpu", "cuda"):
+            raise RuntimeError(
+                "The CUDA backend is not available in this build of omnistage yet; use "
+                "backend='cpu' (Numba) or backend='interpreter'."
+            )
+        raise ValueError(f"Unknown backend {name!r}; choose 'cpu' (Numba) or 'interpreter'.")
+    from .codegen import executable
+
+    if kind == "interpreter":
+        return executable.InterpretedProgram(program)
+    return executable.compile_for_cpu(program)
+
+
+class Compiled:
+    """An executable for one cache key: runs the cleaned Program (Numba by default)."""
+
+    def __init__(self, program, out_tree, backend=None):
         program = dce(program)
         self.program = program
         self.out_tree = out_tree
         self.out_avals = program.out_avals
-        self.backend = backend
-        self._run = compile_program(program)
+        self.executable = _make_executable(program, backend)
+        self.backend = self.executable.backend
+        self._run = self.executable
         self._single_leaf = tree_util.treedef_is_leaf(out_tree)
 
     def as_text(self):
-        return self.program.source()
+        """The executable's source: the generated Numba module (or the interpreted program)."""
+        return self.executable.as_text()
 
     def call_flat(self, values):
         outs = self._run(*values)
@@ -320,7 +342,7 @@ class JitFunction:
     def _executable(self, key, program, out_tree):
         entry = self._cache.get(key)
         if entry is None:
-            entry = Compiled(program, out_tree)
+            entry = Compiled(program, out_tree, self._backend)
             self._cache[key] = entry
         return entry
 

@@ -1,10 +1,21 @@
 """Test helpers: run a function eagerly, under jit, and from its printed program source,
-and compare all three (values and dtypes)."""
+and compare all three (values and dtypes).
+
+`check_staged` is about the op libraries and staging, so its jit runs the NumPy interpreter
+backend by default: Numba lowering is covered primitive by primitive in tests/codegen.
+Set OMNISTAGE_TEST_BACKEND=cpu to run every op test through Numba as well (slow: one
+compile per program).
+"""
+import os
+
 import numpy as np
 
 import omnistage
 from omnistage.core import tree_util
 from omnistage.staging import interpret_checked
+
+
+TEST_BACKEND = os.environ.get("OMNISTAGE_TEST_BACKEND", "interpreter")
 
 
 def run_printed_program(program, *flat_args):
@@ -31,7 +42,7 @@ def assert_same(a, b, rtol=1e-6, atol=1e-6, check_dtype=True):
 def check_staged(fun, *args, rtol=1e-6, atol=1e-6, **kwargs):
     """fun eager == jit(fun) == printed program == checked interpreter; returns eager result."""
     eager = fun(*args, **kwargs)
-    jitted = omnistage.jit(fun)(*args, **kwargs)
+    jitted = omnistage.jit(fun, backend=TEST_BACKEND)(*args, **kwargs)
     assert_same(eager, jitted, rtol, atol)
     program = omnistage.make_jaxpr(fun)(*args, **kwargs)
     program.check()

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..staging import literals
 from . import index_maps, scalar_rules
+from ..staging.program import eqn
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
 
 FASTMATH = "{'contract'}"  # FMA contraction only: keeps NaN/inf semantics (no nnan/ninf)
@@ -28,6 +29,9 @@ def kind_of(prim):
     return OPAQUE
 
 
+NUMBA_UNSUPPORTED_DTYPES = {"float16", "bfloat16"}
+
+
 class Unsupported(Exception):
     """A primitive has no Numba lowering yet; the caller falls back to the interpreter."""
 
@@ -42,6 +46,17 @@ class _Ctx:
 
     def vmath(self, name, dtype):
         return self._vmath(name, dtype)
+
+
+def _is_call_of(expr, func):
+    """Whether `expr` is exactly one call of `func` (e.g. already `np.int32(...)`)."""
+    if not (expr.startswith(func + "(") and expr.endswith(")")):
+        return False
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.Call) and ast.unparse(node.func) == func
 
 
 def _loc_comment(stmt):
@@ -91,21 +106,63 @@ def _combine(prim, dt, acc, v):
 REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor")
 
 
-class Emitter:
-    """Builds the source of one Numba module for a Program."""
+class ModuleEmitter:
+    """Collects the functions of one generated module: the entry function and one njit
+    function per control-flow body (bodies are closure-free Programs)."""
 
     def __init__(self, program, vmath_lookup):
         self.program = program
-        self.plan = Plan(program, kind_of)
         self.vmath_lookup = vmath_lookup
         self.vmath_used = set()
+        self.functions = []  # source blocks, callees before callers
+        self._emitted = set()
+        self.const_names = list(program.consts)
+        for aval in list(program.avals.values()) + [np.asarray(c) for c in program.consts.values()]:
+            if np.dtype(aval.dtype).name in NUMBA_UNSUPPORTED_DTYPES:
+                raise Unsupported(f"dtype {np.dtype(aval.dtype).name} (Numba has no arithmetic for it)")
+
+    def body_function(self, ref):
+        """Emit the body named `ref` (once); returns its function name."""
+        name = str(ref)
+        if name not in self._emitted:
+            self._emitted.add(name)
+            sub = self.program.subprogram(ref)
+            self.functions.append(Emitter(sub, self, entry=False).emit())
+        return name
+
+    def emit(self):
+        entry = Emitter(self.program, self, entry=True).emit()
+        head = [
+            f"# Numba CPU kernel for the omnistage program {self.program.name!r}.",
+            "import numpy as np",
+            "import numba",
+            "from omnistage.codegen import support as _rt",
+        ]
+        if any("_kn." in f for f in self.functions + [entry]):
+            head.append("from omnistage.codegen import kernels as _kn")
+        if self.vmath_used:
+            head.append(f"from omnistage.codegen.vmath import {', '.join(sorted(self.vmath_used))}")
+        blocks = ["\n".join(head)] + self.functions + [entry]
+        return "\n\n\n".join(blocks) + "\n"
+
+
+class Emitter:
+    """Builds one njit function: the Program's statements as loop nests and native control
+    flow. Rank-0 values are Numba scalars (never 0-d arrays), so scalar loops stay in
+    registers; opaque rules still see 0-d arrays at their boundary."""
+
+    def __init__(self, program, module, entry=True):
+        self.program = program
+        self.module = module
+        self.entry = entry
+        self.plan = Plan(program, kind_of)
         self.lines = []
         self.indent = 1
         self._memo = {}
         self._names = set(program.avals) | set(program.consts) | set(program.in_names)
         for e in self.plan.eqns:
-            if kind_of(e.prim) == OPAQUE and e.prim not in OPAQUE_RULES:
-                raise Unsupported(e.prim)
+            if kind_of(e.prim) == OPAQUE and e.prim not in OPAQUE_RULES and e.prim not in CONTROL_FLOW:
+                raise Unsupported(f"primitive {e.prim!r}")
 
     # --- small utilities ------------------------------------------------------------
 
@@ -121,13 +178,21 @@ class Emitter:
         return name
 
     def vmath(self, name, dtype):
-        fn = self.vmath_lookup(name, np.dtype(dtype))
+        fn = self.module.vmath_lookup(name, np.dtype(dtype))
         if fn is not None:
-            self.vmath_used.add(fn)
+            self.module.vmath_used.add(fn)
         return fn
 
     def aval(self, node):
         return self.program.atom_aval(node)
+
+    def scalar(self, expr, dtype):
+        """`expr` as a Numba scalar of exactly `dtype` (Numba widens ints; casts are free)."""
+        dt = np.dtype(dtype)
+        cast = "np.bool_" if dt.kind == "b" else _np_dtype(dt)
+        if _is_call_of(expr, cast):
+            return expr
+        return f"{cast}({expr})"
 
     # --- values at an index -------------------------------------------------------------
 
@@ -139,7 +204,7 @@ class Emitter:
         aval = self.aval(atom)
         if self.plan.materialized(var):
             if aval.ndim == 0:
-                return f"{var}[()]"
+                return var
             return f"{var}[{', '.join(map(str, idx))}]"
         key = (var, tuple(map(str, idx)))
         if key in self._memo:
@@ -166,9 +231,8 @@ class Emitter:
         args = [self.value(a, [] if self.aval(a).ndim == 0 else idx) for a in e.ins]
         ctx = _Ctx([self.aval(a).dtype for a in e.ins], out_aval.dtype, self.vmath)
         expr = scalar_rules.RULES[e.prim](ctx, *args, **e.params)
-        if e.prim in scalar_rules.NEEDS_CAST and out_aval.dtype.kind in "iub":
-            if out_aval.dtype.kind != "b":
-                expr = f"{_np_dtype(out_aval.dtype)}({expr})"
+        if e.prim in scalar_rules.NEEDS_CAST and out_aval.dtype.kind in "iu":
+            expr = f"{_np_dtype(out_aval.dtype)}({expr})"
         return expr
 
     # --- loop nests ---------------------------------------------------------------------
@@ -187,12 +251,19 @@ class Emitter:
     def emit_materialize(self, e):
         out = e.outs[0]
         aval = self.program.avals[out]
+        if not aval.shape:
+            v = self._element(e, [])
+            self.line(f"{out} = {self.scalar(v, aval.dtype)}{_loc_comment(e.stmt)}")
+            self._memo = {}
+            return
         self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
         idx = self.loops(aval.shape)
         v = self._element(e, idx)
-        target = f"{out}[()]" if not aval.shape else f"{out}[{', '.join(idx)}]"
-        self.line(f"{target} = {v}")
+        self.line(f"{out}[{', '.join(idx)}] = {v}")
         self.close(len(idx))
+
+    def _reduce_target(self, out, aval, kept_names):
+        return out if not aval.shape else f"{out}[{', '.join(kept_names)}]"
 
     def emit_reduce(self, e):
         if e.prim in ("argmax", "argmin"):
@@ -209,25 +280,25 @@ class Emitter:
         trailing = axes == tuple(range(n - len(axes), n))
         names = [f"_i{k}" for k in range(n)]
         comment = _loc_comment(e.stmt)
-        self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(dt)}){comment}")
-        out_idx = ", ".join(names[k] for k in kept) if kept else "()"
-        if trailing:
+        target = self._reduce_target(out, aval, [names[k] for k in kept])
+        if aval.shape and not trailing:
+            self.line(f"{out} = np.full({aval.shape!r}, {init}, dtype={_np_dtype(dt)}){comment}")
+        elif aval.shape:
+            self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(dt)}){comment}")
+        if trailing or not aval.shape:
             self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
             acc = self.fresh("_acc")
-            self.line(f"{acc} = {init}")
+            self.line(f"{acc} = {init}" + ("" if aval.shape else comment))
             self.loops([x.shape[k] for k in axes], [names[k] for k in axes])
             v = self.value(operand, names)
             self.line(f"{acc} = {_combine(e.prim, dt, acc, v)}")
             self.close(len(axes))
-            self.line(f"{out}[{out_idx}] = {acc}")
+            self.line(f"{target} = {acc}")
             self.close(len(kept))
         else:
-            self.loops(aval.shape, [names[k] for k in kept])
-            self.line(f"{out}[{out_idx}] = {init}")
-            self.close(len(kept))
             self.loops(x.shape, names)
             v = self.value(operand, names)
-            self.line(f"{out}[{out_idx}] = {_combine(e.prim, dt, f'{out}[{out_idx}]', v)}")
+            self.line(f"{target} = {_combine(e.prim, dt, target, v)}")
             self.close(n)
 
     def emit_argreduce(self, e):
@@ -239,7 +310,8 @@ class Emitter:
         n = x.ndim
         names = [f"_i{k}" for k in range(n)]
         kept = [k for k in range(n) if k != axis]
-        self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+        if aval.shape:
+            self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
         self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
         best, where = self.fresh("_best"), self.fresh("_where")
         first = list(names)
@@ -255,45 +327,127 @@ class Emitter:
         self.line(f"    {best} = {v}")
         self.line(f"    {where} = {names[axis]}")
         self.close(1)
-        out_idx = ", ".join(names[k] for k in kept) if kept else "()"
-        self.line(f"{out}[{out_idx}] = {where}")
+        target = self._reduce_target(out, aval, [names[k] for k in kept])
+        self.line(f"{target} = {self.scalar(where, aval.dtype)}")
         self.close(len(kept))
 
-    # --- the module ---------------------------------------------------------------------
+    def emit_opaque(self, e):
+        """Run an opaque rule; its operands and results of rank 0 are 0-d arrays there."""
+        ins = []
+        for a in e.ins:
+            if not literals.is_literal(a) and self.aval(a).ndim == 0:
+                tmp = self.fresh(f"{a.id}_0d")
+                self.program.avals[tmp] = self.aval(a)
+                self.line(f"{tmp} = np.asarray({a.id})")
+                ins.append(ast.Name(tmp, ast.Load()))
+            else:
+                ins.append(a)
+        outs, unwrap = [], []
+        for o in e.outs:
+            if self.program.avals[o].ndim == 0:
+                tmp = self.fresh(f"{o}_0d")
+                self.program.avals[tmp] = self.program.avals[o]
+                outs.append(tmp)
+                unwrap.append((o, tmp))
+            else:
+                outs.append(o)
+        OPAQUE_RULES[e.prim](self, e._replace(ins=ins, outs=outs))
+        for o, tmp in unwrap:
+            self.line(f"{o} = {tmp}[()]")
+
+    # --- control flow -------------------------------------------------------------------
+
+    def _call(self, ref, args):
+        fn = self.module.body_function(ref)
+        return f"{fn}({', '.join(list(args) + self.module.const_names)})"
+
+    def _targets(self, names):
+        return ", ".join(names) + ("," if len(names) == 1 else "")
+
+    def emit_cond(self, e):
+        index, *operands = [ast.unparse(a) for a in e.ins]
+        branches = e.params["branches"]
+        comment = _loc_comment(e.stmt)
+        targets = self._targets(e.outs)
+        if self.aval(e.ins[0]).dtype.kind == "b":
+            self.line(f"if {index}:{comment}")
+            self.line(f"    {targets} = {self._call(branches[1], operands)}")
+            self.line("else:")
+            self.line(f"    {targets} = {self._call(branches[0], operands)}")
+            return
+        k = self.fresh("_branch")
+        self.line(f"{k} = min(max({index}, 0), {len(branches) - 1}){comment}")
+        for i, b in enumerate(branches):
+            head = "if" if i == 0 else "elif" if i < len(branches) - 1 else "else"
+            self.line(f"{head} {k} == {i}:" if head != "else" else "else:")
+            self.line(f"    {targets} = {self._call(b, operands)}")
+
+    def emit_while(self, e):
+        args = [ast.unparse(a) for a in e.ins]
+        m, n = e.params["cond_nconsts"], e.params["body_nconsts"]
+        cconsts, bconsts, init = args[:m], args[m:m + n], args[m + n:]
+        carry = e.outs
+        comment = _loc_comment(e.stmt)
+        self.line(f"{self._targets(carry)} = {', '.join(init)}{',' if len(init) == 1 else ''}{comment}")
+        self.line(f"while {self._call(e.params['cond_fun'], cconsts + carry)}[0]:")
+        self.line(f"    {self._targets(carry)} = {self._call(e.params['body_fun'], bconsts + carry)}")
+
+    def emit_scan(self, e):
+        args = [ast.unparse(a) for a in e.ins]
+        p = e.params
+        m, n, length = p["num_consts"], p["num_carry"], p["length"]
+        consts, init, xs = args[:m], args[m:m + n], args[m + n:]
+        carry, ys = e.outs[:n], e.outs[n:]
+        comment = _loc_comment(e.stmt)
+        if carry:
+            self.line(f"{self._targets(carry)} = {', '.join(init)}{',' if len(init) == 1 else ''}{comment}")
+        for y in ys:
+            aval = self.program.avals[y]
+            self.line(f"{y} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)})")
+        t = self.fresh("_t")
+        steps = f"range({length} - 1, -1, -1)" if p["reverse"] else f"range({length})"
+        self.line(f"for {t} in {steps}:")
+        y_steps = [self.fresh(f"{y}_t") for y in ys]
+        result = self._targets(list(carry) + y_steps) if (carry or ys) else "_"
+        slices = [f"{x}[{t}]" for x in xs]
+        self.line(f"    {result} = {self._call(p['body'], consts + list(carry) + slices)}")
+        for y, ystep in zip(ys, y_steps):
+            self.line(f"    {y}[{t}] = {ystep}")
+
+    # --- the function -------------------------------------------------------------------
 
     def emit(self):
-        for e in self.plan.eqns:
+        for stmt in self.program.body:
+            if isinstance(stmt, ast.FunctionDef):
+                continue  # bodies become module-level functions when a statement uses them
+            if isinstance(stmt, ast.Return):
+                continue
+            e = eqn(stmt)
             if len(e.outs) == 1 and not self.plan.materialized(e.outs[0]):
                 continue
             kind = kind_of(e.prim)
-            if kind in (ELEMENTWISE, INDEX, SOURCE):
+            if e.prim in CONTROL_FLOW:
+                CONTROL_FLOW[e.prim](self, e)
+            elif kind in (ELEMENTWISE, INDEX, SOURCE):
                 self.emit_materialize(e)
             elif kind == REDUCE:
                 self.emit_reduce(e)
             else:
-                OPAQUE_RULES[e.prim](self, e)
+                self.emit_opaque(e)
         outs = ", ".join(ast.unparse(a) for a in self.program.out_atoms)
         self.line(f"return ({outs}{',' if len(self.program.out_atoms) == 1 else ''})")
-        return self.module_source()
-
-    def module_source(self):
         p = self.program
-        args = ", ".join(p.in_names + list(p.consts))
-        head = [
-            f"# Numba CPU kernel for the omnistage program {p.name!r}.",
-            "import numpy as np",
-            "import numba",
-            "from omnistage.codegen import support as _rt",
-        ]
-        if self.vmath_used:
-            head.append(f"from omnistage.codegen.vmath import {', '.join(sorted(self.vmath_used))}")
-        head += [
-            "",
-            "",
-            f"@numba.njit(cache=_OMNISTAGE_CACHED, nogil=True, fastmath={FASTMATH}, error_model='numpy', boundscheck=False)",
-            f"def {p.name}({args}):",
-        ]
-        return "\n".join(head + self.lines) + "\n"
+        args = ", ".join(p.in_names + self.module.const_names)
+        options = "cache=_OMNISTAGE_CACHED, nogil=True, fastmath=" + FASTMATH + ", error_model='numpy', boundscheck=False"
+        head = [f"@numba.njit({options})", f"def {p.name}({args}):"]
+        return "\n".join(head + self.lines)
+
+
+CONTROL_FLOW = {
+    "cond": Emitter.emit_cond,
+    "while_loop": Emitter.emit_while,
+    "scan": Emitter.emit_scan,
+}
 
 
 # --- opaque statements: one emitter each --------------------------------------------------
@@ -370,6 +524,6 @@ OPAQUE_RULES = {
 
 def emit_module(program, vmath_lookup=lambda name, dtype: None):
     """(module source, function name) for `program`; raises Unsupported if a primitive has
-    no lowering yet."""
-    em = Emitter(program, vmath_lookup)
-    return em.emit(), program.name
+    no lowering yet. Rank-0 inputs and outputs of the entry function are scalars."""
+    return ModuleEmitter(program, vmath_lookup).emit(), program.name
+from . import opaque_rules  # noqa: F401

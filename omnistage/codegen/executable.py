@@ -34,13 +34,22 @@ class NumbaProgram:
         self.source, self.fn_name = emit_module(program, _vmath_lookup())
         self.module = disk_cache.load_module(self.source)
         self._fn = getattr(self.module, self.fn_name)
-        self._consts = tuple(np.ascontiguousarray(c) for c in program.consts.values())
+        # rank-0 values cross into generated code as scalars
+        self._consts = tuple(_to_kernel(np.ascontiguousarray(c)) for c in program.consts.values())
+        self._scalar_in = [a.ndim == 0 for a in program.in_avals]
+        self._any_scalar_in = any(self._scalar_in)
 
     def __call__(self, *args):
+        if self._any_scalar_in:
+            args = [a[()] if s else a for a, s in zip(args, self._scalar_in)]
         return self._fn(*args, *self._consts)
 
     def as_text(self):
         return self.source
+
+
+def _to_kernel(value):
+    return value[()] if value.ndim == 0 else value
 
 
 class InterpretedProgram:
@@ -68,4 +77,4 @@ def compile_for_cpu(program):
     try:
         return NumbaProgram(program)
     except Unsupported as e:
-        return InterpretedProgram(program, f"no Numba lowering for primitive {e.args[0]!r} yet")
+        return InterpretedProgram(program, f"no Numba lowering for {e.args[0]} yet")
