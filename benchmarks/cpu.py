@@ -412,9 +412,16 @@ def print_header(quick, repeats, jax):
           f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()})")
     threads = ("one thread each for BLAS, Numba and XLA (--threads 1)" if THREADS == "1"
                else "thread counts as the environment sets them (--threads default)")
-    print(f"Threads: {threads}.")
+    print(f"Threads: {threads}. {_load_text()}")
     print(f"Times are medians of {repeats} repeat(s) per cell (shared, noisy machine: read medians, not "
           f"single runs); ratios are omnistage / other, < 1 means omnistage is faster.\n")
+
+
+def _load_text():
+    try:
+        return "Load average (1 min): {:.1f} on {} CPUs.".format(os.getloadavg()[0], os.cpu_count())
+    except OSError:  # not available on this platform
+        return ""
 
 
 def print_notes(results):
@@ -424,7 +431,8 @@ def print_notes(results):
             small, big = m.extrapolated_from
             print(f"\n~ {case.name}: the NumPy interpreter ran the traced loop; timed at n={small} and "
                   f"scaled linearly to n={big} (the interpreter is O(n)).")
-    print("\nNotes: NumPy column for sum_arange/fori_sum is "
+    print(f"\nAt the end: {_load_text()}")
+    print("Notes: NumPy column for sum_arange/fori_sum is "
           "np.arange(n, dtype=int32).sum(); Numba column is a hand-written serial @njit loop, "
           "error_model='numpy', no fastmath, libm exp/tanh, np.dot for the MLP; 'dispatch' times a "
           "call of x + 1.0 on a float32 scalar (plain Python for NumPy). omnistage's generated code has no "
