@@ -13,8 +13,9 @@ edit (or an upgrade) of `vmath` Numba would happily load machine code holding th
 
 Rules this module keeps:
 - a file is published atomically (temp file + hard link, or rename where links are not
-  supported) and a valid existing file is never rewritten: its inode and mtime stay, so
-  Numba's cache stays valid and concurrent processes all read one complete file;
+  supported) and a valid existing file is never rewritten: its inode and mtime stay (older
+  Numba versions key their cache index on mtime and size) and concurrent processes all read
+  one complete file;
 - every file starts with a header holding the SHA-256 of the rest, and a file is used only if
   it is byte-for-byte the expected text, so a truncated, corrupt, foreign or stale (older
   format) file is detected and replaced;
