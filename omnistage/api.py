@@ -135,10 +135,12 @@ def _leaf_names(label, tree):
     return [sanitize("_".join([label] + [str(getattr(k, "name", k)) for k in path])) for path, _ in pairs]
 
 
-def _hashable_static(value, name):
+def _hashable_static(value, name_of):
+    """`value` if hashable; else JAX's error naming the argument (`name_of()` gives it)."""
     try:
         hash(value)
     except TypeError as e:
+        name = name_of()
         raise ValueError(
             f"Non-hashable static arguments are not supported. An error occurred while trying to "
             f"hash an object of type {type(value)}, {value!r}, passed as static argument {name!r}. "
@@ -293,13 +295,13 @@ class JitFunction:
         dyn_args = []
         for i, a in enumerate(args):
             if i in nums:
-                static.append((i, _hashable_static(a, _named(self._fun, i) or i)))
+                static.append((i, _hashable_static(a, lambda i=i: _named(self._fun, i) or i)))
             else:
                 dyn_args.append(a)
         dyn_kwargs = {}
         for k, v in kwargs.items():
             if k in names:
-                static.append((k, _hashable_static(v, k)))
+                static.append((k, _hashable_static(v, lambda k=k: k)))
             else:
                 dyn_kwargs[k] = v
         return tuple(static), dyn_args, dyn_kwargs
@@ -316,12 +318,37 @@ class JitFunction:
 
     # --- calling --------------------------------------------------------------------
 
+    def _fast_key(self, args):
+        """The cache key of a call with positional arguments only, where every dynamic
+        argument is an Array (the common case): no pytree flattening. None otherwise."""
+        nums = self._static_argnums
+        if not nums:
+            if all(type(a) is Array for a in args):
+                return (self._options, config.epoch, len(args), *[a.aval for a in args])
+            return None
+        static, avals = [], []
+        for i, a in enumerate(args):
+            if i in nums:
+                static.append(a)
+            elif type(a) is Array:
+                avals.append(a.aval)
+            else:
+                return None
+        try:
+            return (self._options, config.epoch, len(args), tuple(static), *avals)
+        except TypeError:  # unhashable static value: the slow path raises the proper error
+            return None
+
     def __call__(self, *args, **kwargs):
-        if not kwargs and not self._static_argnums and all(type(a) is Array for a in args):
-            # Fast path: positional Arrays only; the key needs no pytree flattening.
-            entry = self._cache.get((self._options, config.epoch, len(args), *[a.aval for a in args]))
+        fast = None if kwargs else self._fast_key(args)
+        if fast is not None:
+            try:
+                entry = self._cache.get(fast)
+            except TypeError:
+                entry = fast = None
             if entry is not None:
-                return entry.call_tree([a._value for a in args])
+                nums = self._static_argnums
+                return entry.call_tree([a._value for i, a in enumerate(args) if i not in nums])
         if config.read("jax_disable_jit"):
             return self._fun(*args, **kwargs)
         static, dyn_args, dyn_kwargs = self._split(args, kwargs)
@@ -335,8 +362,8 @@ class JitFunction:
         if entry is None:
             program, out_tree = self._trace(static, dyn_args, dyn_kwargs, avals, in_tree)
             entry = self._executable(key, program, out_tree)
-            if not static and not dyn_kwargs and all(type(a) is Array for a in dyn_args):
-                self._cache[(self._options, config.epoch, len(dyn_args), *avals)] = entry
+        if fast is not None:
+            self._cache[fast] = entry  # also when lower().compile() made the entry
         return entry.call_tree([leaf_value(x, a) for x, a in zip(leaves, avals)])
 
     def _executable(self, key, program, out_tree):

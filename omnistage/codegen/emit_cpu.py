@@ -106,11 +106,38 @@ def _combine(prim, dt, acc, v):
 REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor")
 
 
+_NONFINITE = {"nan": "np.nan", "inf": "np.inf", "-inf": "-np.inf"}
+
+
+class _NumbaLiterals(ast.NodeTransformer):
+    """Typed literals Numba can compile: `np.float32('inf')` becomes `np.float32(np.inf)`."""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if literals.is_literal(node) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            text = node.args[0].value.strip()
+            if text not in _NONFINITE:
+                raise Unsupported(f"literal {ast.unparse(node)}")
+            node.args = [ast.parse(_NONFINITE[text], mode="eval").body]
+        return node
+
+
+def _numba_ready(program):
+    """A copy of `program` whose literals Numba accepts."""
+    import copy
+
+    from ..staging.program import Program
+
+    fn = _NumbaLiterals().visit(copy.deepcopy(program.fn))
+    return Program(fn, program.avals, program.consts, program.debug_name)
+
+
 class ModuleEmitter:
     """Collects the functions of one generated module: the entry function and one njit
     function per control-flow body (bodies are closure-free Programs)."""
 
     def __init__(self, program, vmath_lookup):
+        program = _numba_ready(program)
         self.program = program
         self.vmath_lookup = vmath_lookup
         self.vmath_used = set()
@@ -474,10 +501,14 @@ def _emit_dot_general(em, e):
     em.line(f"{l3} = {_contiguous(lname, la, lperm)}.reshape(({B}, {M}, {K})){comment}")
     em.line(f"{r3} = {_contiguous(rname, ra, rperm)}.reshape(({B}, {K}, {N}))")
     em.line(f"{o3} = np.empty(({B}, {M}, {N}), dtype={dt})")
-    em.line(f"for _b in range({B}):")
-    if aval.dtype.kind in "fc" and K > 0:
-        em.line(f"    {o3}[_b] = np.dot({l3}[_b], {r3}[_b])")
+    if aval.dtype.kind in "fc" and K > 0 and B == 1:
+        em.line(f"np.dot({l3}[0], {r3}[0], {o3}[0])  # BLAS")
+    elif aval.dtype.kind in "fc" and K > 0:
+        # BLAS per batch, writing in place (an `o[b] = np.dot(...)` copy costs seconds to compile)
+        em.line(f"for _b in range({B}):")
+        em.line(f"    np.dot({l3}[_b], {r3}[_b], {o3}[_b])")
     else:
+        em.line(f"for _b in range({B}):")
         em.line(f"    for _m in range({M}):")
         em.line(f"        for _n in range({N}):")
         em.line(f"            _s = {dt}(0)" if aval.dtype.kind != "b" else "            _s = False")

@@ -12,12 +12,18 @@ def _add(a, b):
     return f"{a} + {b}"
 
 
+def _atomic(a):
+    """`a` parenthesized unless it is a name or a number (index maps compose textually)."""
+    a = str(a)
+    return a if a.replace("_", "").isalnum() else f"({a})"
+
+
 def _mul(a, k):
     if k == 1:
         return str(a)
     if k == 0:
         return "0"
-    return f"{a} * {k}"
+    return f"{_atomic(a)} * {k}"
 
 
 def broadcast_in_dim(idx, in_shape, *, shape, broadcast_dimensions):
@@ -42,12 +48,14 @@ def slice_(idx, in_shape, *, start_indices, limit_indices, strides=None):
 
 
 def rev(idx, in_shape, *, dimensions):
-    return [f"{in_shape[k] - 1} - {i}" if k in dimensions else i for k, i in enumerate(idx)]
+    return [f"{in_shape[k] - 1} - {_atomic(i)}" if k in dimensions else i for k, i in enumerate(idx)]
 
 
 def reshape(idx, in_shape, *, new_sizes, dimensions=None):
     if dimensions is not None:
         raise NotImplementedError("reshape with dimensions")
+    if math.prod(in_shape) == 0:
+        return ["0"] * len(in_shape)  # an empty array: the loops around this never run
     squeezed_in = [d for d in in_shape if d != 1]
     squeezed_out = [d for d in new_sizes if d != 1]
     if squeezed_in == squeezed_out:
