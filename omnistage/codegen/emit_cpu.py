@@ -103,6 +103,13 @@ def _combine(prim, dt, acc, v):
     return expr if (floaty or dt.kind == "b") else f"{_np_dtype(dt)}({expr})"
 
 
+UNROLL = 8  # independent accumulators in float reductions
+
+
+def _unrollable(prim, dt, size):
+    return np.dtype(dt).kind == "f" and prim in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min") and size >= 4 * UNROLL
+
+
 REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor")
 
 
@@ -314,12 +321,15 @@ class Emitter:
             self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(dt)}){comment}")
         if trailing or not aval.shape:
             self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
-            acc = self.fresh("_acc")
-            self.line(f"{acc} = {init}" + ("" if aval.shape else comment))
-            self.loops([x.shape[k] for k in axes], [names[k] for k in axes])
-            v = self.value(operand, names)
-            self.line(f"{acc} = {_combine(e.prim, dt, acc, v)}")
-            self.close(len(axes))
+            if _unrollable(e.prim, dt, x.shape[axes[-1]]):
+                acc = self._unrolled_reduction(e, operand, names, axes, x, dt, init, comment)
+            else:
+                acc = self.fresh("_acc")
+                self.line(f"{acc} = {init}" + ("" if aval.shape else comment))
+                self.loops([x.shape[k] for k in axes], [names[k] for k in axes])
+                v = self.value(operand, names)
+                self.line(f"{acc} = {_combine(e.prim, dt, acc, v)}")
+                self.close(len(axes))
             self.line(f"{target} = {acc}")
             self.close(len(kept))
         else:
@@ -327,6 +337,57 @@ class Emitter:
             v = self.value(operand, names)
             self.line(f"{target} = {_combine(e.prim, dt, target, v)}")
             self.close(n)
+
+    def _unrolled_reduction(self, e, operand, names, axes, x, dt, init, comment):
+        """A float reduction over the last axis with UNROLL independent accumulators, so the
+        loop vectorizes without reassociating fastmath (the result is deterministic and
+        closer to NumPy's pairwise sums). max/min track NaN in a flag, so lanes stay plain
+        compare-and-select. Returns the name holding the result."""
+        last = axes[-1]
+        size = x.shape[last]
+        lanes = [self.fresh("_acc") for _ in range(UNROLL)]
+        for lane in lanes:
+            self.line(f"{lane} = {init}{comment}")
+            comment = ""
+        has_nan = self.fresh("_nan") if e.prim in ("reduce_max", "reduce_min") else None
+        if has_nan:
+            self.line(f"{has_nan} = False")
+        self.loops([x.shape[k] for k in axes[:-1]], [names[k] for k in axes[:-1]])
+        main = size - size % UNROLL
+        j = self.fresh("_j")
+        self.line(f"for {j} in range(0, {main}, {UNROLL}):")
+        self.indent += 1
+        for k, lane in enumerate(lanes):
+            idx = list(names)
+            idx[last] = f"{j} + {k}" if k else j
+            self._reduce_step(e.prim, dt, lane, self.value(operand, idx), has_nan)
+        self.close(1)
+        if main != size:
+            self.line(f"for {j} in range({main}, {size}):")
+            self.indent += 1
+            idx = list(names)
+            idx[last] = j
+            self._reduce_step(e.prim, dt, lanes[0], self.value(operand, idx), has_nan)
+            self.close(1)
+        self.close(len(axes) - 1)
+        while len(lanes) > 1:  # pairwise combination of the lanes
+            pairs = []
+            for a, b in zip(lanes[::2], lanes[1::2]):
+                self.line(f"{a} = {_combine(e.prim, dt, a, b)}")
+                pairs.append(a)
+            lanes = pairs
+        if has_nan:
+            self.line(f"if {has_nan}:")
+            self.line(f"    {lanes[0]} = {_np_dtype(dt)}(np.nan)")
+        return lanes[0]
+
+    def _reduce_step(self, prim, dt, acc, v, has_nan):
+        if has_nan:
+            cmp = ">" if prim == "reduce_max" else "<"
+            self.line(f"{acc} = {v} if {v} {cmp} {acc} else {acc}")
+            self.line(f"{has_nan} = {has_nan} | ({v} != {v})")
+        else:
+            self.line(f"{acc} = {_combine(prim, dt, acc, v)}")
 
     def emit_argreduce(self, e):
         (operand,) = e.ins
