@@ -6,6 +6,7 @@ constants (`np.float32(1.67)`), and the user's `file:line` as comments.
 """
 import ast
 import os
+import re
 
 import numpy as np
 
@@ -113,6 +114,8 @@ def _unrollable(prim, dt, size):
 REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor")
 
 
+_LOOP_VAR = re.compile(r"\b(_i\d+|_j(?:_\d+)?|_t(?:_\d+)?|_b)\b")
+
 _NONFINITE = {"nan": "np.nan", "inf": "np.inf", "-inf": "-np.inf"}
 
 
@@ -193,6 +196,7 @@ class Emitter:
         self.lines = []
         self.indent = 1
         self._memo = {}
+        self._loops = []  # open loops: (variable, header line index, indent)
         self._names = set(program.avals) | set(program.consts) | set(program.in_names)
         for e in self.plan.eqns:
             if kind_of(e.prim) == OPAQUE and e.prim not in OPAQUE_RULES and e.prim not in CONTROL_FLOW:
@@ -239,7 +243,7 @@ class Emitter:
         if self.plan.materialized(var):
             if aval.ndim == 0:
                 return var
-            return f"{var}[{', '.join(map(str, idx))}]"
+            return self.read(var, idx)
         key = (var, tuple(map(str, idx)))
         if key in self._memo:
             return self._memo[key]
@@ -271,16 +275,41 @@ class Emitter:
 
     # --- loop nests ---------------------------------------------------------------------
 
+    def open_loop(self, var, extent):
+        """`for var in range(extent):`; remembers where, so invariant reads can be hoisted."""
+        self._loops.append((var, len(self.lines), self.indent))
+        self.line(f"for {var} in range({extent}):")
+        self.indent += 1
+
     def loops(self, shape, names=None):
         names = names or [f"_i{k}" for k in range(len(shape))]
         for n, d in zip(names, shape):
-            self.line(f"for {n} in range({d}):")
-            self.indent += 1
+            self.open_loop(n, d)
         return names
 
     def close(self, depth):
         self.indent -= depth
+        del self._loops[len(self._loops) - depth:]
         self._memo = {}
+
+    def read(self, var, idx):
+        """`var[idx]`, hoisted out of the inner loops it does not depend on: LLVM cannot
+        prove that the arrays a loop writes do not alias it, so it would reload it on every
+        iteration and not vectorize."""
+        text = f"{var}[{', '.join(map(str, idx))}]"
+        key = ("read", text)
+        if key in self._memo:
+            return self._memo[key]
+        used = set(_LOOP_VAR.findall(text))
+        depth = max((i for i, (v, _, _) in enumerate(self._loops) if v in used), default=-1)
+        if depth == len(self._loops) - 1:
+            return text
+        _, at, indent = self._loops[depth + 1]
+        local = self.fresh(f"{var}_at")
+        self.lines.insert(at, "    " * indent + f"{local} = {text}")
+        self._loops = [(v, p + (p >= at), i) for v, p, i in self._loops]
+        self._memo[key] = local
+        return local
 
     def emit_materialize(self, e):
         out = e.outs[0]
@@ -355,16 +384,14 @@ class Emitter:
         self.loops([x.shape[k] for k in axes[:-1]], [names[k] for k in axes[:-1]])
         main = size - size % UNROLL
         j = self.fresh("_j")
-        self.line(f"for {j} in range(0, {main}, {UNROLL}):")
-        self.indent += 1
+        self.open_loop(j, f"0, {main}, {UNROLL}")
         for k, lane in enumerate(lanes):
             idx = list(names)
             idx[last] = f"{j} + {k}" if k else j
             self._reduce_step(e.prim, dt, lane, self.value(operand, idx), has_nan)
         self.close(1)
         if main != size:
-            self.line(f"for {j} in range({main}, {size}):")
-            self.indent += 1
+            self.open_loop(j, f"{main}, {size}")
             idx = list(names)
             idx[last] = j
             self._reduce_step(e.prim, dt, lanes[0], self.value(operand, idx), has_nan)
@@ -505,6 +532,7 @@ class Emitter:
     # --- the function -------------------------------------------------------------------
 
     def emit(self):
+        group = _RowGroup(self)
         for stmt in self.program.body:
             if isinstance(stmt, ast.FunctionDef):
                 continue  # bodies become module-level functions when a statement uses them
@@ -514,6 +542,9 @@ class Emitter:
             if len(e.outs) == 1 and not self.plan.materialized(e.outs[0]):
                 continue
             kind = kind_of(e.prim)
+            if group.offer(e, kind):
+                continue
+            group.flush()
             if e.prim in CONTROL_FLOW:
                 CONTROL_FLOW[e.prim](self, e)
             elif kind in (ELEMENTWISE, INDEX, SOURCE):
@@ -522,6 +553,7 @@ class Emitter:
                 self.emit_reduce(e)
             else:
                 self.emit_opaque(e)
+        group.flush()
         outs = ", ".join(ast.unparse(a) for a in self.program.out_atoms)
         self.line(f"return ({outs}{',' if len(self.program.out_atoms) == 1 else ''})")
         p = self.program
@@ -529,6 +561,75 @@ class Emitter:
         options = "cache=_OMNISTAGE_CACHED, nogil=True, fastmath=" + FASTMATH + ", error_model='numpy', boundscheck=False"
         head = [f"@numba.njit({options})", f"def {p.name}({args}):"]
         return "\n".join(head + self.lines)
+
+
+class _RowGroup:
+    """Row fusion: consecutive loop nests over the same leading extent, each reading the
+    others' results only at the current leading index (softmax: row max, exp, row sum,
+    divide), share one outer loop, so a row is finished while it is still in cache."""
+
+    def __init__(self, em):
+        self.em = em
+        self.members = []  # (out name, allocation lines, body lines)
+        self.extent = None
+
+    def _candidate(self, e, kind):
+        if len(e.outs) != 1:
+            return None
+        aval = self.em.program.avals[e.outs[0]]
+        if aval.ndim == 0 or 0 in aval.shape:
+            return None
+        if kind in (ELEMENTWISE, INDEX, SOURCE):
+            return aval.shape[0]
+        if kind == REDUCE and e.prim not in ("argmax", "argmin"):
+            x = self.em.aval(e.ins[0])
+            n, axes = x.ndim, tuple(e.params["axes"])
+            if axes == tuple(range(n - len(axes), n)) and 0 not in axes:
+                return aval.shape[0]
+        return None
+
+    def offer(self, e, kind):
+        extent = self._candidate(e, kind)
+        if extent is None or (self.extent is not None and extent != self.extent):
+            return False
+        em = self.em
+        saved, em.lines = em.lines, []
+        (em.emit_materialize if kind != REDUCE else em.emit_reduce)(e)
+        lines, em.lines = em.lines, saved
+        loop = f"{'    ' * em.indent}for _i0 in range({extent}):"
+        if loop not in lines:
+            em.lines.extend(lines)  # not the expected shape: emit as is
+            return True
+        at = lines.index(loop)
+        alloc, body = lines[:at], [line[4:] for line in lines[at + 1:]]
+        names = [m[0] for m in self.members]
+        if not all(_reads_only_row(body, name) for name in names):
+            self.flush()
+            self.members, self.extent = [(e.outs[0], alloc, body)], extent
+            return True
+        self.members.append((e.outs[0], alloc, body))
+        self.extent = extent
+        return True
+
+    def flush(self):
+        if not self.members:
+            return
+        em = self.em
+        pad = "    " * em.indent
+        for _, alloc, _ in self.members:
+            em.lines.extend(alloc)
+        em.lines.append(f"{pad}for _i0 in range({self.extent}):")
+        for _, _, body in self.members:
+            em.lines.extend("    " + line for line in body)
+        self.members, self.extent = [], None
+
+
+def _reads_only_row(body, name):
+    """Whether every read of array `name` in `body` indexes its leading axis with `_i0`."""
+    for m in re.finditer(rf"\b{re.escape(name)}\[([^],]*)", "\n".join(body)):
+        if m.group(1).strip() != "_i0":
+            return False
+    return True
 
 
 CONTROL_FLOW = {
