@@ -33,3 +33,43 @@ def test_numba_equals_interpreter_on_random_programs(data):
     text = compiled.lower(*args).compile().as_text()
     assert "numba.njit" in text and "interpreted by NumPy" not in text, text
     _compare(compiled(*args), omnistage.jit(f, backend="interpreter")(*args))
+
+
+@st.composite
+def _view_programs(draw):
+    """Chains of basic indexing, transposes and reshapes: all become index maps in Numba."""
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=ndim, max_size=ndim)))
+    index = []
+    for d in shape:
+        kind = draw(st.sampled_from(["slice", "int", "full", "none"]))
+        if kind == "slice":
+            index.append(slice(draw(st.none() | st.integers(-d, d)), draw(st.none() | st.integers(-d, d)),
+                               draw(st.sampled_from([None, 1, 2, -1, -2, -3]))))
+        elif kind == "int":
+            index.append(draw(st.integers(-d, d - 1)))
+        elif kind == "none":
+            index.append(None)
+            index.append(slice(None))
+        else:
+            index.append(slice(None))
+    transpose = draw(st.booleans())
+    reshape = draw(st.booleans())
+    return shape, tuple(index), transpose, reshape
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_view_programs())
+def test_numba_index_maps_equal_interpreter(case):
+    shape, index, transpose, reshape = case
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+    def f(x):
+        y = x[index] * 2.0
+        if transpose:
+            y = y.T
+        if reshape:
+            y = y.reshape(-1)
+        return y + 1.0
+
+    _compare([omnistage.jit(f, backend="cpu")(x)], [omnistage.jit(f, backend="interpreter")(x)])

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 import omnistage
 import omnistage.numpy as jnp
 from omnistage import errors
-from tests.helpers import check_staged
+from tests.helpers import check_staged, TEST_BACKEND
 
 A = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
 MASK = A % 7 < 3
@@ -447,7 +447,7 @@ def test_random_getitem_matches_numpy(case):
         with pytest.raises(IndexError):
             jnp.asarray(x)[idx]
         return
-    out = omnistage.jit(lambda x: x[idx])(jnp.asarray(x))
+    out = omnistage.jit(lambda x: x[idx], backend=TEST_BACKEND)(jnp.asarray(x))
     assert out.shape == expect.shape
     np.testing.assert_array_equal(out, expect)
 
@@ -460,7 +460,7 @@ def test_random_at_update_matches_numpy(case, kind):
     if shape is None:
         return
     v = (np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) % 3) + 100
-    out = omnistage.jit(lambda x, v: getattr(x.at[idx], kind)(v))(jnp.asarray(x), jnp.asarray(v))
+    out = omnistage.jit(lambda x, v: getattr(x.at[idx], kind)(v), backend=TEST_BACKEND)(jnp.asarray(x), jnp.asarray(v))
     expect = np_update(x, idx, v, kind)
     if kind == "set":
         # duplicates: any one of the writes may win, so compare positions written once
@@ -486,6 +486,6 @@ def test_random_getitem_with_traced_index_arrays_matches_numpy(case):
             full[p] = a
         return x[tuple(full)]
 
-    out = omnistage.jit(f)(jnp.asarray(x), *[jnp.asarray(idx[p]) for p in traced])
+    out = omnistage.jit(f, backend=TEST_BACKEND)(jnp.asarray(x), *[jnp.asarray(idx[p]) for p in traced])
     assert out.shape == expect.shape
     np.testing.assert_array_equal(out, expect)
