@@ -7,6 +7,7 @@ of what passes introduce come next to it. `make_jaxpr` shows the staged program 
 import ast
 import copy
 
+from .convert import all_names
 from .program import Program, body_refs, eqn, is_eqn
 
 # Primitives kept even when their results are unused (side effects, e.g. debug printing).
@@ -17,7 +18,7 @@ def dce(program):
     """A copy of `program` without statements whose results are never used."""
     fn = copy.deepcopy(program.fn)
     fn.body = _dce_body(fn.body)
-    live_names = _all_names(fn)
+    live_names = all_names(fn)
     avals = {k: v for k, v in program.avals.items() if k in live_names}
     consts = {k: v for k, v in program.consts.items() if k in live_names}
     return Program(fn, avals, consts, program.debug_name)
@@ -46,12 +47,3 @@ def _dce_body(body):
     kept.reverse()
     return kept
 
-
-def _all_names(fn):
-    names = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-    return names

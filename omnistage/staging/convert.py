@@ -171,7 +171,7 @@ def _convert_function(fun):
 
 def _convert_parsed(fun, fndef):
     fndef.decorator_list = []
-    names = _all_names(fndef) | set(fun.__code__.co_freevars) | set(fun.__globals__)
+    names = all_names(fndef) | set(fun.__code__.co_freevars) | set(fun.__globals__)
     namer = _Namer(names, _bound_names(fndef) | set(fun.__code__.co_freevars))
     _ScopeConverter(fun, namer, fndef).convert_function(fndef)
     ast.fix_missing_locations(fndef)
@@ -292,7 +292,8 @@ def _bound_names(tree):
     return names
 
 
-def _all_names(tree):
+def all_names(tree):
+    """Every identifier bound or used in `tree` (names, arguments, defined functions)."""
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
