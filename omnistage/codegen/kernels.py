@@ -1,9 +1,10 @@
 """Whole-array `@numba.njit` kernels that generated code calls for the bigger opaque
-primitives: sorting, linear algebra, convolution. Generated modules reach them as
-`_rt.kn.<name>(...)` (`support` re-exports this module).
+primitives: sorting, linear algebra, convolution. Generated modules import this module as
+`_kn` and call `_kn.<name>(...)`.
 
 Conventions: every kernel works on C-contiguous arrays whose batch dimensions the caller has
-flattened into one leading axis (the emitter reshapes before and after), and static
+flattened into one leading axis (the emitter reshapes before and after; the LAPACK-based ones
+get float64/complex128 operands, as NumPy's linalg computes in double precision), and static
 parameters arrive as ints or tuples of ints, so Numba compiles one specialization per dtype
 and rank. Semantics are those of the primitives' NumPy implementations in `omnistage.lax`
 (the interpreter), including their conventions for bad values: a failed factorization gives
@@ -248,19 +249,24 @@ def _normalized_columns(v, out):
 @_kernel
 def eig(a, w, vl, vr):
     """w (b, n), vr (b, n, n) and, when vl has a batch entry per matrix, the left eigenvectors
-    (the conjugate transpose of inv(vr), normalized) of a (b, n, n); complex outputs."""
+    (the conjugate transpose of inv(vr), normalized) of a (b, n, n) float64/complex128;
+    computed in complex128, rounded into the complex outputs."""
     n = a.shape[1]
     want_left = vl.shape[0] == a.shape[0]
+    wb, vb, lb = np.empty(n, np.complex128), np.empty((n, n), np.complex128), np.empty((n, n), np.complex128)
     for b in range(a.shape[0] if n else 0):
-        if not _geev(np.ascontiguousarray(a[b]), w[b], vr[b]):
+        if not _geev(np.ascontiguousarray(a[b]), wb, vb):
             w[b] = np.nan
             vr[b] = np.nan
             if want_left:
                 vl[b] = np.nan
             continue
+        w[b] = wb
+        vr[b] = vb
         if want_left:
             try:
-                _normalized_columns(np.ascontiguousarray(np.conj(np.linalg.inv(vr[b])).T), vl[b])
+                _normalized_columns(np.ascontiguousarray(np.conj(np.linalg.inv(vb)).T), lb)
+                vl[b] = lb
             except Exception:  # noqa: BLE001 - singular eigenvector matrix
                 vl[b] = np.nan
 

@@ -5,7 +5,7 @@ algebra, convolution, bitcasts). Each rule `rule(em, e)` appends the statements 
 `e.outs`; it is registered by primitive name in `emit_cpu.OPAQUE_RULES`.
 
 Small operations are emitted as loop nests right here; bigger ones call the generic njit
-kernels of `kernels.py` (reached as `_rt.kn.<name>`) on C-contiguous arrays whose batch
+kernels of `kernels.py` (reached as `_kn.<name>`) on C-contiguous arrays whose batch
 dimensions are flattened, with static parameters as ints or tuples of ints.
 
 Every rule reproduces the primitive's NumPy implementation (the interpreter) exactly for
@@ -33,8 +33,9 @@ def _name(atom):
 
 
 def _scalar(em, atom):
-    """Expression for the value of a rank-0 operand (a typed literal or `x[()]`)."""
-    return em.value(atom, [])
+    """Expression for the value of a rank-0 operand: a typed literal, or `x[()]` (the emitter
+    hands opaque rules their rank-0 operands as 0-d arrays)."""
+    return _name(atom) if literals.is_literal(atom) else f"{_name(atom)}[()]"
 
 
 def _shape_tuple(shape):
@@ -61,12 +62,21 @@ def _as_3d(em, atom, axis):
     return var, dims
 
 
-def _as_batch(em, atom, trailing):
-    """(batch, *last `trailing` dims) C-contiguous reshaping of `atom`."""
-    shape = em.aval(atom).shape
+# NumPy's linalg computes in double precision whatever the input; so do the LAPACK-based
+# lowerings, which then match its results (signs, eigenvalue order) and round to the output.
+_LAPACK_WIDE = {"float32": "float64", "complex64": "complex128"}
+
+
+def _as_batch(em, atom, trailing, widen=False):
+    """(batch, *last `trailing` dims) C-contiguous reshaping of `atom`; `widen` converts
+    float32/complex64 to the 64-bit dtype LAPACK then works in."""
+    aval = em.aval(atom)
+    shape = aval.shape
     dims = (math.prod(shape[: len(shape) - trailing]),) + tuple(shape[len(shape) - trailing:])
     var = em.fresh(f"{_name(atom)}_b")
-    em.line(f"{var} = np.ascontiguousarray({_name(atom)}).reshape({_shape_tuple(dims)})")
+    wide = _LAPACK_WIDE.get(aval.dtype.name) if widen else None
+    convert = f".astype({_np_dtype(wide)})" if wide else ""
+    em.line(f"{var} = np.ascontiguousarray({_name(atom)}){convert}.reshape({_shape_tuple(dims)})")
     return var, dims
 
 
@@ -330,14 +340,14 @@ def _emit_sort(em, e):
     views = [_as_3d(em, x, dim)[0] for x in e.ins]
     dims = (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:]))
     perm = em.fresh(f"{e.outs[0]}_perm")
-    em.line(f"{perm} = _rt.kn.identity_permutation({', '.join(map(str, dims))})")
+    em.line(f"{perm} = _kn.identity_permutation({', '.join(map(str, dims))})")
     # least significant key first: each stable pass keeps the order of the passes before it
     for x, view in reversed(list(zip(e.ins[:num_keys], views[:num_keys]))):
         parts = [f"{view}.imag", f"{view}.real"] if em.aval(x).dtype.kind == "c" else [view]
         for part in parts:
-            em.line(f"_rt.kn.refine_sort({perm}, {part})")
+            em.line(f"_kn.refine_sort({perm}, {part})")
     for out, view in zip(e.outs, views):
-        em.line(f"{out} = _rt.kn.take_along({view}, {perm}).reshape({_shape_tuple(shape)})")
+        em.line(f"{out} = _kn.take_along({view}, {perm}).reshape({_shape_tuple(shape)})")
 
 
 # --- bitcast_convert_type ---------------------------------------------------------------------------
@@ -375,24 +385,24 @@ def _unbatch(em, e, bufs):
 
 def _emit_cholesky(em, e):
     em.line(f"# cholesky{_loc_comment(e.stmt)}")
-    a, (b, n, _) = _as_batch(em, e.ins[0], 2)
+    a, (b, n, _) = _as_batch(em, e.ins[0], 2, widen=True)
     (buf,) = _batched_outputs(em, e, b, [((n, n), _out_aval(em, e.outs[0]).dtype)])
-    em.line(f"_rt.kn.cholesky({a}, {buf})")
+    em.line(f"_kn.cholesky({a}, {buf})")
     _unbatch(em, e, [buf])
 
 
 def _emit_eigh(em, e):
     em.line(f"# eigh{_loc_comment(e.stmt)}")
-    a, (b, n, _) = _as_batch(em, e.ins[0], 2)
+    a, (b, n, _) = _as_batch(em, e.ins[0], 2, widen=True)
     v, w = (_out_aval(em, o) for o in e.outs)
     bufs = _batched_outputs(em, e, b, [((n, n), v.dtype), ((n,), w.dtype)])
-    em.line(f"_rt.kn.eigh({a}, {bool(e.params['lower'])}, {bufs[0]}, {bufs[1]})")
+    em.line(f"_kn.eigh({a}, {bool(e.params['lower'])}, {bufs[0]}, {bufs[1]})")
     _unbatch(em, e, bufs)
 
 
 def _emit_eig(em, e):
     em.line(f"# eig{_loc_comment(e.stmt)}")
-    a, (b, n, _) = _as_batch(em, e.ins[0], 2)
+    a, (b, n, _) = _as_batch(em, e.ins[0], 2, widen=True)
     left, right = e.params["compute_left_eigenvectors"], e.params["compute_right_eigenvectors"]
     cdt = _out_aval(em, e.outs[0]).dtype
     base = e.outs[0]
@@ -400,14 +410,14 @@ def _emit_eig(em, e):
     _alloc(em, w, (b, n), cdt)
     _alloc(em, vl, (b if left else 0, n, n), cdt)
     _alloc(em, vr, (b, n, n), cdt)
-    em.line(f"_rt.kn.eig({a}, {w}, {vl}, {vr})")
+    em.line(f"_kn.eig({a}, {w}, {vl}, {vr})")
     _unbatch(em, e, [w] + ([vl] if left else []) + ([vr] if right else []))
 
 
 def _emit_svd(em, e):
     em.line(f"# svd{_loc_comment(e.stmt)}")
     x = em.aval(e.ins[0])
-    a, (b, m, n) = _as_batch(em, e.ins[0], 2)
+    a, (b, m, n) = _as_batch(em, e.ins[0], 2, widen=True)
     full, compute_uv = e.params["full_matrices"], e.params["compute_uv"]
     k = min(m, n)
     ucols, vrows = (m, n) if (full and compute_uv) else (k, k)
@@ -416,17 +426,17 @@ def _emit_svd(em, e):
     _alloc(em, u, (b, m, ucols), x.dtype)
     _alloc(em, s, (b, k), _out_aval(em, e.outs[1 if compute_uv else 0]).dtype)
     _alloc(em, vh, (b, vrows, n), x.dtype)
-    em.line(f"_rt.kn.svd({a}, {bool(full and compute_uv)}, {u}, {s}, {vh})")
+    em.line(f"_kn.svd({a}, {bool(full and compute_uv)}, {u}, {s}, {vh})")
     _unbatch(em, e, [u, s, vh] if compute_uv else [s])
 
 
 def _emit_qr(em, e):
     em.line(f"# qr{_loc_comment(e.stmt)}")
     x = em.aval(e.ins[0])
-    a, (b, m, n) = _as_batch(em, e.ins[0], 2)
+    a, (b, m, n) = _as_batch(em, e.ins[0], 2, widen=True)
     k = m if e.params["full_matrices"] else min(m, n)
     bufs = _batched_outputs(em, e, b, [((m, k), x.dtype), ((k, n), x.dtype)])
-    em.line(f"_rt.kn.qr({a}, {bufs[0]}, {bufs[1]})")
+    em.line(f"_kn.qr({a}, {bufs[0]}, {bufs[1]})")
     _unbatch(em, e, bufs)
 
 
@@ -434,7 +444,7 @@ def _emit_lu(em, e):
     em.line(f"# lu{_loc_comment(e.stmt)}")
     a, _ = _as_batch(em, e.ins[0], 2)
     bufs = [em.fresh(f"{o}_b") for o in e.outs]
-    em.line(f"{', '.join(bufs)} = _rt.kn.lu({a})")
+    em.line(f"{', '.join(bufs)} = _kn.lu({a})")
     _unbatch(em, e, bufs)
 
 
@@ -442,7 +452,7 @@ def _emit_lu_pivots_to_permutation(em, e):
     em.line(f"# lu_pivots_to_permutation{_loc_comment(e.stmt)}")
     pivots, _ = _as_batch(em, e.ins[0], 1)
     buf = em.fresh(f"{e.outs[0]}_b")
-    em.line(f"{buf} = _rt.kn.lu_pivots_to_permutation({pivots}, {int(e.params['permutation_size'])})")
+    em.line(f"{buf} = _kn.lu_pivots_to_permutation({pivots}, {int(e.params['permutation_size'])})")
     _unbatch(em, e, [buf])
 
 
@@ -464,7 +474,7 @@ def _emit_triangular_solve(em, e):
     if not low:  # reversing rows and columns turns upper-triangular into lower
         m, rhs = m + "[:, ::-1, ::-1]", rhs + "[:, ::-1]"
     x = em.fresh(f"{e.outs[0]}_x")
-    em.line(f"{x} = _rt.kn.forward_substitution(np.ascontiguousarray({m}), np.ascontiguousarray({rhs}), {bool(p['unit_diagonal'])})")
+    em.line(f"{x} = _kn.forward_substitution(np.ascontiguousarray({m}), np.ascontiguousarray({rhs}), {bool(p['unit_diagonal'])})")
     if not low:
         x += "[:, ::-1]"
     if not p["left_side"]:
@@ -509,7 +519,7 @@ def _emit_conv(em, e):
         ones(xs[2:], 1), ones(ks[2:], 1), ones(out_sp, 1), ones(p["window_strides"], 1),
         ones([lo for lo, _ in p["padding"]], 0), ones(p["lhs_dilation"], 1), ones(p["rhs_dilation"], 1),
     ]
-    em.line(f"_rt.kn.conv({x}, {k}, {buf}, {', '.join(map(repr, args))}, {p['feature_group_count']}, {p['batch_group_count']})")
+    em.line(f"_kn.conv({x}, {k}, {buf}, {', '.join(map(repr, args))}, {p['feature_group_count']}, {p['batch_group_count']})")
     spec_shape = _shape_tuple(ordered + tuple(out_sp))
     perm = tuple(int(i) for i in np.argsort(out_spec))
     if perm == tuple(range(len(perm))):

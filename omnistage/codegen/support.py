@@ -2,9 +2,6 @@
 NumPy/XLA semantics differ from a bare Python operator in Numba: truncating integer
 division, saturating float->int casts, NaN-propagating max/min, shifts past the bit width.
 
-Also re-exports `kernels` as `kn`: generated modules import only this module, and reach the
-whole-array kernels (sort, linalg, convolution) as `_rt.kn.<name>`.
-
 Imports Numba: only the code generator imports this module, lazily.
 """
 import numba
@@ -12,7 +9,6 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from . import kernels as kn  # noqa: F401 - generated code calls the bigger kernels as `_rt.kn.<name>`
 from .vmath._intrinsics import fma as _llvm_fma
 
 _jit = numba.njit(inline="always", nogil=True, cache=True)

@@ -617,6 +617,8 @@ def test_shape_ops_reductions_and_contractions_reach_numba():
 
 def test_every_primitive_was_compiled_by_numba_in_this_file(request):
     """Runs last: the tests above must together compile every non-control-flow primitive."""
+    if hasattr(request.config, "workerinput"):
+        pytest.skip("xdist splits the file over processes; run with -n0 for this check")
     functions = {name for name in globals() if name.startswith("test_")}
     selected = {item.originalname for item in request.session.items if item.module is request.module}
     if selected != functions:
