@@ -1,8 +1,11 @@
 """First-call latency of `jit(selu)` on 1M float32 elements, in fresh processes.
 
 cold: an empty compile cache (OMNISTAGE_CACHE_DIR is a new directory): trace, emit, write the
-module, Numba compiles. warm: a second fresh process on the cache the first one filled: Numba
-loads machine code. Also `import omnistage` alone. Median of `--runs` runs each (default 3),
+module, Numba compiles; after the call a background builder links the native library (the
+process waits for it at exit, which is not part of the first call). warm: a second fresh
+process on the cache the first one filled: it loads the native library with ctypes and never
+imports Numba (codegen/aot.py). "warm, Numba cache" is the same with OMNISTAGE_AOT=0: Numba
+loads its cached machine code. Also `import omnistage` alone. Median of `--runs` runs each (default 3),
 then instrumented cold and warm runs (median of `--runs` too) showing where the time goes, and
 the floor any Numba-based first call pays: a hand-written `@njit(cache=True)` loop, warm.
 
@@ -42,10 +45,14 @@ import omnistage
 t1 = time.perf_counter()
 exec(SELU)
 t2 = time.perf_counter()
-y = np.asarray(omnistage.jit(selu)(x))
+import sys
+f = omnistage.jit(selu)
+y = np.asarray(f(x))
 t3 = time.perf_counter()
 assert y.dtype == np.float32 and y.shape == x.shape
-print(json.dumps({"import omnistage": t1 - t0, "first call": t3 - t2}))
+path = type(f.lower(x).compile().executable).__name__
+print(json.dumps({"import omnistage": t1 - t0, "first call": t3 - t2, "path": path,
+                  "numba imported": "numba" in sys.modules}))
 '''
 
 # The same work, one step at a time (uses codegen internals; benchmarks only).
@@ -133,9 +140,10 @@ print(json.dumps({"import numba": t1 - t0, "Numba target init": t2 - t1, "load +
 '''
 
 
-def run(script, cache_dir):
+def run(script, cache_dir, **extra_env):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_CACHE_DIR"))}
     env["OMNISTAGE_CACHE_DIR"] = cache_dir
+    env.update(extra_env)
     code = f"SELU = {SELU!r}\nCACHE_DIR = {cache_dir!r}\n{script}"
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -143,13 +151,19 @@ def run(script, cache_dir):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def cold_and_warm(script, runs, root):
+def cold_and_warm(script, runs, root, **env):
     """`runs` cold results (each on a new cache) and `runs` warm ones (on one filled cache)."""
-    cold = [run(script, tempfile.mkdtemp(prefix="cold-", dir=root)) for _ in range(runs)]
+    cold = [run(script, tempfile.mkdtemp(prefix="cold-", dir=root), **env) for _ in range(runs)]
     warm_dir = tempfile.mkdtemp(prefix="warm-", dir=root)
-    run(script, warm_dir)  # fills the cache
-    warm = [run(script, warm_dir) for _ in range(runs)]
+    run(script, warm_dir, **env)  # fills the cache
+    warm = [run(script, warm_dir, **env) for _ in range(runs)]
     return cold, warm
+
+
+def warm_only(script, runs, root, **env):
+    warm_dir = tempfile.mkdtemp(prefix="warm-", dir=root)
+    run(script, warm_dir, **env)  # fills the cache
+    return [run(script, warm_dir, **env) for _ in range(runs)]
 
 
 def median(results, key):
@@ -160,14 +174,24 @@ def verdict(ms, target):
     return "ok" if ms <= target else f"missed by {ms - target:.0f} ms ({ms / target:.1f}x)"
 
 
-def print_summary(cold, warm):
+def _path(results):
+    paths = sorted({r["path"] for r in results})
+    numba = "numba imported" if any(r["numba imported"] for r in results) else "no numba"
+    return f"{'/'.join(paths)}, {numba}"
+
+
+def print_summary(cold, warm, warm_numba):
     imp = statistics.median([r["import omnistage"] for r in cold + warm]) * 1e3
     c, w = median(cold, "first call") * 1e3, median(warm, "first call") * 1e3
-    print(f"{'jit(selu) on 1M float32, fresh process':44}{'median ms':>10}{'target':>10}   verdict")
+    wn = median(warm_numba, "first call") * 1e3
+    print(f"{'jit(selu) on 1M float32, fresh process':44}{'median ms':>10}{'target':>10}   verdict / path")
     print(f"{'import omnistage':44}{imp:10.0f}{'-':>10}")
-    print(f"{'cold first call (empty cache)':44}{c:10.0f}{'<= 700':>10}   {verdict(c, TARGETS_MS['cold'])}")
-    print(f"{'warm first call (second fresh process)':44}{w:10.0f}{'<= 350':>10}   {verdict(w, TARGETS_MS['warm'])}")
+    print(f"{'cold first call (empty cache)':44}{c:10.0f}{'<= 700':>10}   {verdict(c, TARGETS_MS['cold'])}"
+          f"   [{_path(cold)}]")
+    print(f"{'warm first call (second fresh process)':44}{w:10.0f}{'<= 350':>10}   {verdict(w, TARGETS_MS['warm'])}"
+          f"   [{_path(warm)}]")
     print(f"{'warm, import included':44}{w + imp:10.0f}")
+    print(f"{'warm, Numba cache (OMNISTAGE_AOT=0)':44}{wn:10.0f}{'-':>10}   [{_path(warm_numba)}]")
 
 
 def numba_floor(runs, root):
@@ -200,8 +224,11 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="omnistage-latency-") as root:
-        print_summary(*cold_and_warm(PLAIN, args.runs, root))
-        print_breakdown(*cold_and_warm(STEPS, args.runs, root))
+        cold, warm = cold_and_warm(PLAIN, args.runs, root)
+        warm_numba = warm_only(PLAIN, args.runs, root, OMNISTAGE_AOT="0")
+        print_summary(cold, warm, warm_numba)
+        print("\nthe Numba path step by step (OMNISTAGE_AOT=0):")
+        print_breakdown(*cold_and_warm(STEPS, args.runs, root, OMNISTAGE_AOT="0"))
         print_floor(numba_floor(args.runs, root))
 
 

@@ -222,12 +222,23 @@ def _read(path):
         return None
 
 
-def _publish(directory, path, text):
-    """Make `path` hold `text`, atomically, unless it already does."""
-    fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=".py", dir=directory)
+def _read_bytes(path):
+    """The bytes of `path`, or None if it is missing."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _publish(directory, path, data, suffix=".py"):
+    """Make `path` hold `data` (text or bytes), atomically, unless it already does."""
+    binary = isinstance(data, bytes)
+    current = _read_bytes if binary else _read
+    fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=suffix, dir=directory)
+    try:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         try:
@@ -235,10 +246,10 @@ def _publish(directory, path, text):
             # process is never replaced (rename would replace it and change its inode).
             os.link(tmp, path)
         except FileExistsError:
-            if _read(path) != text:  # invalid: replace it
+            if current(path) != data:  # invalid: replace it
                 os.replace(tmp, path)
         except OSError:  # no hard links on this file system
-            if _read(path) != text:
+            if current(path) != data:
                 os.replace(tmp, path)
     finally:
         try:
@@ -325,14 +336,15 @@ def load_module(source, preset=None):
 
 
 def clear(directory=None):
-    """Delete every generated module (and Numba's cache files) in the cache directory."""
+    """Delete every generated module (with Numba's cache files, native libraries and their
+    records) in the cache directory."""
     directory = directory or cache_dir()
     if not os.path.isdir(directory):
         return 0
     removed = 0
     for root, _dirs, files in os.walk(directory, topdown=False):
         for fname in files:
-            if fname.startswith((_MODULE_PREFIX, _TEMP_PREFIX)):
+            if fname.startswith((_MODULE_PREFIX, _TEMP_PREFIX, "omnistage_aot_")):
                 os.unlink(os.path.join(root, fname))
                 removed += 1
     return removed

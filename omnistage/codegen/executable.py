@@ -38,11 +38,16 @@ class NumbaProgram:
         self._consts = tuple(_to_kernel(np.ascontiguousarray(c)) for c in program.consts.values())
         self._scalar_in = [a.ndim == 0 for a in program.in_avals]
         self._any_scalar_in = any(self._scalar_in)
+        self.after_first_call = None  # a callable run once, after the first call returns
 
     def __call__(self, *args):
         if self._any_scalar_in:
             args = [a[()] if s else a for a, s in zip(args, self._scalar_in)]
-        return self._fn(*args, *self._consts)
+        out = self._fn(*args, *self._consts)
+        if self.after_first_call is not None:
+            hook, self.after_first_call = self.after_first_call, None
+            hook()
+        return out
 
     def as_text(self):
         return self.source
@@ -71,10 +76,20 @@ class InterpretedProgram:
 
 
 def compile_for_cpu(program):
-    """The best executable available for `program`."""
+    """The best executable available for `program`: its ahead-of-time library when one is
+    cached (no Numba import), else the Numba module (and a builder makes the library for the
+    next process), else the interpreter."""
+    from . import aot
+
+    loaded = aot.load(program)
+    if loaded is not None:
+        return loaded
     from .emit_cpu import Unsupported
 
     try:
-        return NumbaProgram(program)
+        compiled = NumbaProgram(program)
     except Unsupported as e:
         return InterpretedProgram(program, f"no Numba lowering for {e.args[0]} yet")
+    # After the first call: the builder then does not compete with this process's compile.
+    compiled.after_first_call = lambda: aot.schedule_build(compiled)
+    return compiled

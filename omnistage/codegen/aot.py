@@ -1,0 +1,818 @@
+"""Ahead-of-time native libraries: a warm first call that never imports Numba.
+
+A fresh process that finds its module in the disk cache still pays `import numba` and Numba's
+first-use setup (together ~0.6-0.9 s) before Numba can load the cached machine code. This module
+removes that cost: after a program is compiled by Numba once, a background *builder* process
+compiles the same generated module again, wraps its entry function in a C-ABI function, and
+links the result into a shared library stored next to the cached module. A later process looks
+the library up from the Program alone and calls it through `ctypes`: no Numba, no llvmlite.
+
+How a library is made (the builder, `python -m omnistage.codegen.aot REQUEST`):
+- the cached module's text is executed uncached (Numba's cache dir points at an empty
+  temporary directory), so every function, helper kernels included, is compiled fresh and its
+  LLVM IR is available; the entry is compiled for the program's exact argument types;
+- a wrapper `int32 omnistage_aot_main(void **buffers)` is written in LLVM IR with Numba's own
+  calling convention: it builds C-contiguous array structs over the caller's input buffers
+  (rank-0 values are scalars read from their buffer), calls the entry, copies each result into
+  the caller's output buffer and releases it; a nonzero return means the entry failed;
+- everything except the wrapper is internalized and dead code is dropped (Numba's CPython
+  wrappers go away), then the remaining external references are checked: only our NRT subset
+  (`_RUNTIME_C`, a few lines of C linked in) and the C library may remain. Programs that still
+  need Numba's helper library (BLAS/LAPACK, reshape helpers), the Python C API, or return
+  non-contiguous arrays keep the Numba path: the builder records them as unsupported;
+- object code is emitted with Numba's optimized IR, Numba's CPU name and features and a PIC
+  target machine, linked with the system C compiler, dlopen-checked with RTLD_NOW, published.
+
+Keys and staleness: a library is named after its module (`disk_cache.module_name`: hash of the
+generated source, the toolchain and the runtime modules) plus a hash of its signature. The
+warm path cannot compute that name (emitting the source needs `vmath`, which imports Numba),
+so it looks libraries up through a record named by a *program key*: a hash of the Program's
+text and avals, of every omnistage source file (emitter and runtime alike) and of a Numba-free
+toolchain fingerprint (Python, NumPy, Numba and llvmlite versions read from their files, the CPU
+model and flags, NUMBA_* settings). Anything that could change the generated code changes the
+key, so stale code is never loaded; the record also holds the library's SHA-256, checked before
+`dlopen`. Files are published atomically and a valid file is never rewritten (disk_cache rules).
+
+Costs: the warm path adds ~2-5 ms (program key, record, dlopen); the library call copies each
+output once (results are Numba-allocated inside the kernel). The cold path only spawns the
+builder (it runs on another core, ~1-3 s); the process waits for its builders at exit, at most
+`_EXIT_WAIT_S` seconds. No C compiler (`$CC` or `cc`): one warning, and the Numba path stays.
+`OMNISTAGE_AOT=0` disables both directions.
+"""
+import atexit
+import ctypes
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import threading
+import warnings
+
+import numpy as np
+
+from . import disk_cache
+
+FORMAT = 1
+SYMBOL = "omnistage_aot_main"
+_RECORD_PREFIX = "omnistage_aot_"
+_EXIT_WAIT_S = 60.0
+
+# The part of Numba's runtime (numba/core/runtime/nrt.cpp) generated kernels call, with the
+# same MemInfo layout: Numba's inlined NRT_incref/NRT_decref/NRT_MemInfo_data_fast read the
+# refcount (field 0) and data (field 3) directly.
+_RUNTIME_C = r"""
+#include <stdint.h>
+#include <stdlib.h>
+
+typedef void (*omnistage_dtor)(void *ptr, size_t size, void *info);
+typedef struct {
+    size_t refct;
+    omnistage_dtor dtor;
+    void *dtor_info;
+    void *data;
+    size_t size;
+    void *external_allocator;
+} MemInfo;
+
+void *NRT_Allocate(size_t size) { return malloc(size); }
+void NRT_Free(void *ptr) { free(ptr); }
+
+static MemInfo *init(MemInfo *mi, void *data, size_t size, omnistage_dtor dtor, void *info) {
+    mi->refct = 1; mi->dtor = dtor; mi->dtor_info = info;
+    mi->data = data; mi->size = size; mi->external_allocator = NULL;
+    return mi;
+}
+
+MemInfo *NRT_MemInfo_new(void *data, size_t size, omnistage_dtor dtor, void *info) {
+    MemInfo *mi = malloc(sizeof(MemInfo));
+    return mi ? init(mi, data, size, dtor, info) : NULL;
+}
+
+MemInfo *NRT_MemInfo_alloc(size_t size) {
+    MemInfo *mi = malloc(sizeof(MemInfo) + size);
+    return mi ? init(mi, (char *)(mi + 1), size, NULL, NULL) : NULL;
+}
+
+MemInfo *NRT_MemInfo_alloc_aligned(size_t size, unsigned align) {
+    if (align == 0) align = 1;
+    char *base = malloc(sizeof(MemInfo) + size + 2 * (size_t)align);
+    if (!base) return NULL;
+    uintptr_t data = (uintptr_t)(base + sizeof(MemInfo));
+    uintptr_t rem = data % align;
+    if (rem) data += align - rem;
+    return init((MemInfo *)base, (void *)data, size, NULL, NULL);
+}
+
+MemInfo *NRT_MemInfo_alloc_safe_aligned(size_t size, unsigned align) {
+    return NRT_MemInfo_alloc_aligned(size, align);
+}
+
+MemInfo *NRT_MemInfo_alloc_safe(size_t size) { return NRT_MemInfo_alloc(size); }
+
+void NRT_MemInfo_call_dtor(MemInfo *mi) {
+    if (mi->dtor) mi->dtor(mi->data, mi->size, mi->dtor_info);
+    free(mi);
+}
+
+/* Reshape without copy, as Numba's helper library has it (numba/_helperlib.c, BSD-2-Clause,
+   "straight from NumPy's _attempt_nocopy_reshape"): array reshapes call it. */
+typedef intptr_t npy_intp;
+#define NPY_MAXDIMS 64
+
+static int
+nocopy_empty_reshape(npy_intp nd, const npy_intp *dims, const npy_intp *strides,
+                     npy_intp newnd, const npy_intp *newdims,
+                     npy_intp *newstrides, npy_intp itemsize,
+                     int is_f_order)
+{
+    int i;
+    /* Just make the strides vaguely reasonable
+     * (they can have any value in theory).
+     */
+    for (i = 0; i < newnd; i++)
+        newstrides[i] = itemsize;
+    return 1;  /* reshape successful */
+}
+
+/*
+ * Straight from Numpy's _attempt_nocopy_reshape()
+ * (np/core/src/multiarray/shape.c).
+ * Attempt to reshape an array without copying data
+ *
+ * This function should correctly handle all reshapes, including
+ * axes of length 1. Zero strides should work but are untested.
+ *
+ * If a copy is needed, returns 0
+ * If no copy is needed, returns 1 and fills `npy_intp *newstrides`
+ *     with appropriate strides
+ */
+
+int
+numba_attempt_nocopy_reshape(npy_intp nd, const npy_intp *dims, const npy_intp *strides,
+                             npy_intp newnd, const npy_intp *newdims,
+                             npy_intp *newstrides, npy_intp itemsize,
+                             int is_f_order)
+{
+    int oldnd;
+    npy_intp olddims[NPY_MAXDIMS];
+    npy_intp oldstrides[NPY_MAXDIMS];
+    npy_intp np, op, last_stride;
+    int oi, oj, ok, ni, nj, nk;
+
+    oldnd = 0;
+    /*
+     * Remove axes with dimension 1 from the old array. They have no effect
+     * but would need special cases since their strides do not matter.
+     */
+    for (oi = 0; oi < nd; oi++) {
+        if (dims[oi]!= 1) {
+            olddims[oldnd] = dims[oi];
+            oldstrides[oldnd] = strides[oi];
+            oldnd++;
+        }
+    }
+
+    np = 1;
+    for (ni = 0; ni < newnd; ni++) {
+        np *= newdims[ni];
+    }
+    op = 1;
+    for (oi = 0; oi < oldnd; oi++) {
+        op *= olddims[oi];
+    }
+    if (np != op) {
+        /* different total sizes; no hope */
+        return 0;
+    }
+
+    if (np == 0) {
+        /* the Numpy code does not handle 0-sized arrays */
+        return nocopy_empty_reshape(nd, dims, strides,
+                                    newnd, newdims, newstrides,
+                                    itemsize, is_f_order);
+    }
+
+    /* oi to oj and ni to nj give the axis ranges currently worked with */
+    oi = 0;
+    oj = 1;
+    ni = 0;
+    nj = 1;
+    while (ni < newnd && oi < oldnd) {
+        np = newdims[ni];
+        op = olddims[oi];
+
+        while (np != op) {
+            if (np < op) {
+                /* Misses trailing 1s, these are handled later */
+                np *= newdims[nj++];
+            } else {
+                op *= olddims[oj++];
+            }
+        }
+
+        /* Check whether the original axes can be combined */
+        for (ok = oi; ok < oj - 1; ok++) {
+            if (is_f_order) {
+                if (oldstrides[ok+1] != olddims[ok]*oldstrides[ok]) {
+                     /* not contiguous enough */
+                    return 0;
+                }
+            }
+            else {
+                /* C order */
+                if (oldstrides[ok] != olddims[ok+1]*oldstrides[ok+1]) {
+                    /* not contiguous enough */
+                    return 0;
+                }
+            }
+        }
+
+        /* Calculate new strides for all axes currently worked with */
+        if (is_f_order) {
+            newstrides[ni] = oldstrides[oi];
+            for (nk = ni + 1; nk < nj; nk++) {
+                newstrides[nk] = newstrides[nk - 1]*newdims[nk - 1];
+            }
+        }
+        else {
+            /* C order */
+            newstrides[nj - 1] = oldstrides[oj - 1];
+            for (nk = nj - 1; nk > ni; nk--) {
+                newstrides[nk - 1] = newstrides[nk]*newdims[nk];
+            }
+        }
+        ni = nj++;
+        oi = oj++;
+    }
+
+    /*
+     * Set strides corresponding to trailing 1s of the new shape.
+     */
+    if (ni >= 1) {
+        last_stride = newstrides[ni - 1];
+    }
+    else {
+        last_stride = itemsize;
+    }
+    if (is_f_order) {
+        last_stride *= newdims[ni - 1];
+    }
+    for (nk = ni; nk < newnd; nk++) {
+        newstrides[nk] = last_stride;
+    }
+
+    return 1;
+}
+"""
+_RUNTIME_SYMBOLS = frozenset({
+    "NRT_Allocate", "NRT_Free", "NRT_MemInfo_new", "NRT_MemInfo_alloc", "NRT_MemInfo_alloc_aligned",
+    "NRT_MemInfo_alloc_safe_aligned", "NRT_MemInfo_alloc_safe", "NRT_MemInfo_call_dtor",
+    "numba_attempt_nocopy_reshape",
+})
+# External names a library must not need (anything else is libc/libm; dlopen checks the rest):
+# Numba's helper library (BLAS, LAPACK, exceptions) and runtime, and Numba-mangled functions
+# whose body was not linked in. The Python C API is allowed: Numba's dynamic-exception paths
+# use it, so such a library is called with the GIL held (ctypes.PyDLL).
+_FORBIDDEN_PREFIXES = ("numba_", "NRT_", "_ZN")
+_PYTHON_API_PREFIXES = ("Py", "_Py")
+
+_lock = threading.Lock()
+_builder = None  # this process's builder (a subprocess.Popen), started on first use
+_requested = set()  # program keys queued on it
+_warned = False
+
+
+def enabled():
+    return os.environ.get("OMNISTAGE_AOT", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+# --- the program key (no Numba) ------------------------------------------------------------
+
+
+def _package_dir():
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@functools.lru_cache(maxsize=None)
+def _sources_digest():
+    """A hash of every omnistage source file: the emitter and the runtime modules together."""
+    root = _package_dir()
+    h = hashlib.sha256()
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for fname in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(directory, fname)
+            with open(path, "rb") as f:
+                h.update(os.path.relpath(path, root).encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()
+
+
+def _package_version_text(name):
+    """The text of `name/_version.py` (Numba and llvmlite keep their version there), found
+    without importing the package."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return "missing"
+    for directory in (spec.submodule_search_locations or []) if spec else []:
+        path = os.path.join(directory, "_version.py")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                return f.read()
+    return "unknown"
+
+
+def _cpu_text():
+    """The CPU model and feature flags (what Numba's host CPU name and features derive from)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            lines = f.read().split("\n\n", 1)[0].splitlines()
+        wanted = ("vendor_id", "cpu family", "model", "model name", "flags", "Features", "CPU part")
+        return "\n".join(ln for ln in lines if ln.split(":")[0].strip() in wanted)
+    except OSError:
+        return platform.processor() or platform.machine()
+
+
+@functools.lru_cache(maxsize=None)
+def toolchain_key():
+    """What machine code depends on, computed without importing Numba or llvmlite."""
+    numba_env = sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_"))
+    return "\0".join([
+        str(FORMAT), sys.version, getattr(sys, "abiflags", ""), platform.machine(), np.__version__,
+        _package_version_text("numba"), _package_version_text("llvmlite"), _cpu_text(), repr(numba_env),
+        os.environ.get("CC", ""),
+    ])
+
+
+def _aval_key(aval):
+    return f"{np.dtype(aval.dtype).name}{list(aval.shape)}"
+
+
+def _signature(program):
+    """(inputs, outputs): lists of (shape, dtype name); inputs are the arguments then constants."""
+    ins = [(tuple(a.shape), np.dtype(a.dtype).name) for a in program.in_avals]
+    ins += [(tuple(np.shape(c)), np.asarray(c).dtype.name) for c in program.consts.values()]
+    outs = [(tuple(a.shape), np.dtype(a.dtype).name) for a in program.out_avals]
+    return ins, outs
+
+
+def program_key(program):
+    """The lookup key of `program`'s library (see the module docstring)."""
+    ins, outs = _signature(program)
+    text = "\0".join([str(program), repr(ins), repr(outs), _sources_digest(), toolchain_key()])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _record_path(key):
+    return os.path.join(disk_cache.cache_dir(), f"{_RECORD_PREFIX}{key}.json")
+
+
+# --- the warm path: load and call ------------------------------------------------------------
+
+
+def _safe_dir(directory):
+    """Whether the cache directory is ours alone (others could plant a library in it)."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    return not hasattr(os, "geteuid") or (st.st_uid == os.geteuid() and not st.st_mode & 0o022)
+
+
+def _read_record(key):
+    try:
+        with open(_record_path(key), encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("format") != FORMAT or record.get("key") != key:
+        return None
+    return record
+
+
+def _file_sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def load(program):
+    """The AotProgram for `program` when a valid library is cached, else None."""
+    if not enabled():
+        return None
+    try:
+        key = program_key(program)
+        record = _read_record(key)
+        if record is None or "library" not in record or not _safe_dir(disk_cache.cache_dir()):
+            return None
+        path = os.path.join(disk_cache.cache_dir(), record["library"])
+        if os.path.basename(path) != record["library"] or _file_sha256(path) != record.get("sha256"):
+            return None  # truncated, corrupt or replaced: the next cold path rebuilds it
+        # CDLL releases the GIL during the call; PyDLL keeps it, for error paths using the C API
+        loader = ctypes.PyDLL if record.get("python_api", True) else ctypes.CDLL
+        lib = loader(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        return AotProgram(program, lib, record)
+    except (OSError, AttributeError, KeyError, TypeError):
+        return None
+
+
+def known_unsupported(program):
+    """Whether a builder already found that `program` cannot become a library."""
+    try:
+        record = _read_record(program_key(program))
+    except Exception:  # noqa: BLE001 - a key we cannot compute is simply not known
+        return False
+    return record is not None and "unsupported" in record
+
+
+class AotProgram:
+    """A Program run from its ahead-of-time library, without Numba. Same generated code as
+    NumbaProgram (same module, same LLVM optimization), so the same results; if the kernel
+    reports an error, the call is repeated on the Numba path, which raises it properly."""
+
+    backend = "numba_cpu"
+
+    def __init__(self, program, lib, record):
+        self.program = program
+        self.record = record
+        self._lib = lib  # keeps the library loaded
+        self._fn = getattr(lib, SYMBOL)
+        self._fn.restype = ctypes.c_int32
+        self._fn.argtypes = [ctypes.c_void_p]
+        ins, outs = _signature(program)
+        self._in_dtypes = [np.dtype(dt) for _, dt in ins[: len(program.in_avals)]]
+        self._outs = [(shape, np.dtype(dt)) for shape, dt in outs]
+        self._consts = [np.ascontiguousarray(c) for c in program.consts.values()]
+        self._slots = ctypes.c_void_p * (len(ins) + len(outs))
+        self._numba = None
+
+    def __call__(self, *args):
+        ins = [_c_buffer(a, dt) for a, dt in zip(args, self._in_dtypes)]
+        outs = [np.empty(shape, dt) for shape, dt in self._outs]
+        slots = self._slots(*[a.__array_interface__["data"][0] for a in (*ins, *self._consts, *outs)])
+        try:
+            status = self._fn(slots)
+        except Exception:  # noqa: BLE001 - an error the kernel raised through the C API
+            status = -1
+        if status != 0:  # the Numba path raises the error properly
+            return self._numba_program()(*args)
+        return tuple(outs)
+
+    def _numba_program(self):
+        if self._numba is None:
+            from .executable import NumbaProgram
+
+            self._numba = NumbaProgram(self.program)
+        return self._numba
+
+    def as_text(self):
+        source = _cached_source(self.record.get("module", ""))
+        return source if source is not None else self._numba_program().as_text()
+
+
+def _c_buffer(value, dtype):
+    """`value` as a C-contiguous array of `dtype` (0-d stays 0-d)."""
+    a = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if a.dtype != dtype or not a.flags.c_contiguous:
+        a = np.array(a, dtype=dtype, order="C")
+    return a
+
+
+def _cached_source(module):
+    """The generated source of cached `module` (header checked), or None."""
+    text = disk_cache._read(os.path.join(disk_cache.cache_dir(), module + ".py"))
+    if not text or "\n" not in text:
+        return None
+    source = text.split("\n", 1)[1]
+    return source if disk_cache._with_header(source) == text else None
+
+
+# --- the cold path: schedule a builder --------------------------------------------------------
+
+
+def compiler():
+    """The C compiler used to link libraries, or None."""
+    return shutil.which(os.environ.get("CC") or "cc")
+
+
+def schedule_build(numba_program):
+    """Start a background builder for `numba_program`'s library, unless one exists, the
+    program is known to be unsupported, the cache is in memory, or there is no C compiler."""
+    if not enabled() or not getattr(numba_program.module, "_OMNISTAGE_CACHED", False):
+        return None
+    program = numba_program.program
+    try:
+        key = program_key(program)
+    except Exception:  # noqa: BLE001 - no key, no library; the Numba path is unaffected
+        return None
+    record = _read_record(key)
+    if record is not None and ("unsupported" in record or _record_valid(record)):
+        return None
+    if compiler() is None:
+        _warn_once("no C compiler found (set CC or install cc)")
+        return None
+    request = {
+        "key": key, "module": numba_program.module.__name__, "entry": numba_program.fn_name,
+        "signature": _signature(program), "scalar": [len(s) == 0 for s, _ in _signature(program)[0]],
+    }
+    return _spawn(request)
+
+
+def _spawn(request):
+    """Queue `request` on this process's builder (one process, started on first use, so a
+    program with many jit functions pays Numba's start-up once and never runs two builders)."""
+    global _builder
+    with _lock:
+        if request["key"] in _requested:
+            return _builder
+        if _builder is None or _builder.poll() is not None:
+            quiet = not os.environ.get("OMNISTAGE_AOT_DEBUG")
+            try:
+                _builder = subprocess.Popen(
+                    _builder_command(), stdin=subprocess.PIPE, text=True,
+                    env=dict(os.environ, OMNISTAGE_CACHE_DIR=disk_cache.cache_dir()),
+                    stdout=subprocess.DEVNULL if quiet else None, stderr=subprocess.DEVNULL if quiet else None,
+                    cwd=os.path.dirname(_package_dir()),
+                )
+            except OSError as e:
+                _warn_once(f"cannot start the library builder ({e})")
+                return None
+        try:
+            _builder.stdin.write(json.dumps(request) + "\n")
+            _builder.stdin.flush()
+        except OSError:  # the builder died; the next request starts another
+            return None
+        _requested.add(request["key"])
+        return _builder
+
+
+def wait_for_builds(timeout=_EXIT_WAIT_S):
+    """Let the builder finish its queue and exit (tests, benchmarks, interpreter exit); after
+    `timeout` seconds it is stopped (a half-built library is never published)."""
+    global _builder
+    with _lock:
+        proc, _builder = _builder, None
+        _requested.clear()
+    if proc is None:
+        return
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+atexit.register(wait_for_builds)
+
+
+def _warn_once(reason):
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    warnings.warn(
+        f"omnistage: {reason}; compiled programs cannot be saved as native libraries, so every "
+        f"new process imports Numba before its first call (slower start, same results).",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+# --- the builder (a separate process: imports Numba, llvmlite and the C compiler) -------------
+
+
+class Unsupported(Exception):
+    """The program's entry cannot become a self-contained library; it keeps the Numba path."""
+
+
+def _builder_command():
+    return [sys.executable, "-c", "import sys; from omnistage.codegen import aot; sys.exit(aot.main(sys.stdin))"]
+
+
+def main(requests):
+    """The builder: build and publish the library of each request (JSON lines on `requests`)."""
+    import tempfile
+    import traceback
+
+    with tempfile.TemporaryDirectory(prefix="omnistage-aot-") as work:
+        # Numba must compile everything afresh (cached machine code has no LLVM IR to link):
+        # its cache points at an empty directory, set before Numba is imported.
+        os.environ["NUMBA_CACHE_DIR"] = os.path.join(work, "numba")
+        for line in requests:
+            request = json.loads(line)
+            try:
+                record = build(request, work)
+            except Unsupported as e:
+                record = {"format": FORMAT, "key": request["key"], "unsupported": str(e)}
+            except Exception:  # noqa: BLE001 - not recorded: a later process may succeed
+                traceback.print_exc()
+                continue
+            _publish_record(record)
+    return 0
+
+
+def build(request, work):
+    """Compile, wrap, link and publish the library of `request`; returns its record."""
+    source = _cached_source(request["module"])
+    if source is None or disk_cache.module_name(source) != request["module"]:
+        raise RuntimeError(f"the cached module {request['module']} is missing or stale")
+    module = disk_cache._execute(request["module"], disk_cache._with_header(source), None, None)
+    ins, outs = request["signature"]
+    cres = _compile_entry(getattr(module, request["entry"]), ins)
+    obj, python_api = _object_code(cres, ins, outs)
+    lib_path = _link(obj, work, request["key"])
+    name = f"{request['module']}-{hashlib.sha256(repr((FORMAT, ins, outs)).encode()).hexdigest()[:16]}.so"
+    published = _publish_library(lib_path, name)
+    return {
+        "format": FORMAT, "key": request["key"], "module": request["module"], "library": name,
+        "sha256": _file_sha256(published), "toolchain": disk_cache.toolchain_fingerprint(),
+        "python_api": python_api,
+    }
+
+
+def _numba_type(shape, dtype):
+    from numba import types
+    from numba.np.numpy_support import from_dtype
+
+    scalar = from_dtype(np.dtype(dtype))
+    return scalar if len(shape) == 0 else types.Array(scalar, len(shape), "C")
+
+
+def _compile_entry(dispatcher, ins):
+    argtypes = tuple(_numba_type(shape, dt) for shape, dt in ins)
+    dispatcher.compile(argtypes)
+    return dispatcher.overloads[argtypes]
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return list(reversed(strides))
+
+
+def _wrapper_ir(ctx, cres, ins, outs):
+    """`int32 omnistage_aot_main(void **buffers)`: inputs, then outputs, one pointer each."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.np.arrayobj import populate_array
+
+    fndesc = cres.fndesc
+    module = ctx.create_module("omnistage_aot")
+    callee = ir.Function(module, ctx.call_conv.get_function_type(fndesc.restype, fndesc.argtypes),
+                         fndesc.llvm_func_name)
+    i8p = ir.IntType(8).as_pointer()
+    fn = ir.Function(module, ir.FunctionType(ir.IntType(32), [i8p.as_pointer()]), SYMBOL)
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    intp = lambda v: ctx.get_constant(types.intp, v)  # noqa: E731
+
+    def buffer(k):
+        return builder.load(builder.gep(fn.args[0], [ir.Constant(ir.IntType(32), k)]))
+
+    args = []
+    for k, ((shape, _dt), ty) in enumerate(zip(ins, fndesc.argtypes)):
+        ptr = buffer(k)
+        if isinstance(ty, types.Array):
+            ary = ctx.make_array(ty)(ctx, builder)
+            itemsize = ctx.get_abi_sizeof(ctx.get_data_type(ty.dtype))
+            populate_array(ary, data=builder.bitcast(ptr, ary.data.type),
+                           shape=cgutils.pack_array(builder, [intp(n) for n in shape]),
+                           strides=cgutils.pack_array(builder, [intp(s) for s in _c_strides(shape, itemsize)]),
+                           itemsize=intp(itemsize), meminfo=None)
+            args.append(ary._getvalue())
+        else:
+            args.append(ctx.unpack_value(builder, ty, builder.bitcast(ptr, ctx.get_data_type(ty).as_pointer())))
+    status, result = ctx.call_conv.call_function(builder, callee, fndesc.restype, fndesc.argtypes, args)
+    with builder.if_then(status.is_error, likely=False):
+        builder.ret(ir.Constant(ir.IntType(32), 1))
+    restype = fndesc.restype
+    results = ([(builder.extract_value(result, j), t) for j, t in enumerate(restype)]
+               if isinstance(restype, types.BaseTuple) else [(result, restype)])
+    if len(results) != len(outs):
+        raise Unsupported(f"the entry returns {len(results)} values for {len(outs)} outputs")
+    for j, ((value, ty), (shape, dt)) in enumerate(zip(results, outs)):
+        _store_output(ctx, builder, value, ty, buffer(len(ins) + j), shape, np.dtype(dt))
+    builder.ret(ir.Constant(ir.IntType(32), 0))
+    return module
+
+
+def _store_output(ctx, builder, value, ty, ptr, shape, dtype):
+    """Copy one entry result into the caller's buffer (and release the result)."""
+    from numba.core import cgutils, types
+    from numba.np.numpy_support import as_dtype
+
+    if isinstance(ty, types.Array):
+        if ty.layout != "C" or ty.ndim != len(shape) or as_dtype(ty.dtype) != dtype:
+            raise Unsupported(f"output of type {ty} for {dtype.name}{list(shape)}")
+        ary = ctx.make_array(ty)(ctx, builder, value=value)
+        count = ctx.get_constant(types.intp, int(np.prod(shape, dtype=np.int64)))
+        cgutils.raw_memcpy(builder, builder.bitcast(ptr, ary.data.type), ary.data, count, dtype.itemsize)
+        ctx.nrt.decref(builder, ty, value)
+    elif isinstance(ty, (types.Number, types.Boolean)) and len(shape) == 0 and as_dtype(ty) == dtype:
+        ctx.pack_value(builder, ty, value, builder.bitcast(ptr, ctx.get_data_type(ty).as_pointer()))
+    else:
+        raise Unsupported(f"output of type {ty} for {dtype.name}{list(shape)}")
+
+
+def _object_code(cres, ins, outs):
+    """The wrapper plus everything it reaches, as PIC object code for this CPU."""
+    import llvmlite.binding as ll
+    from numba.core import config
+
+    ctx = cres.target_context  # the compile's context: NRT enabled
+    module = cres.library._final_module.clone()
+    module.link_in(ll.parse_assembly(str(_wrapper_ir(ctx, cres, ins, outs))))
+    for fn in module.functions:  # only the wrapper stays visible; the rest is reachable or dead
+        if not fn.is_declaration and fn.name != SYMBOL:
+            fn.linkage = "internal"
+    for gv in module.global_variables:
+        if not gv.is_declaration:
+            gv.linkage = "internal"
+    codegen = cres.library.codegen
+    tm = ll.Target.from_triple(ll.get_process_triple()).create_target_machine(
+        cpu=codegen._get_host_cpu_name(), features=codegen._tm_features, opt=config.OPT,
+        reloc="pic", codemodel="default",
+    )
+    # Dead-code removal only: the IR is already Numba's optimized IR, so the machine code is
+    # the same as the JIT's.
+    pm = ll.create_new_module_pass_manager()
+    pm.add_global_dead_code_eliminate_pass()
+    pm.add_strip_dead_prototype_pass()
+    pm.run(module, ll.create_pass_builder(tm, ll.create_pipeline_tuning_options()))
+    python_api = _check_externals(module)
+    return tm.emit_object(module), python_api
+
+
+def _check_externals(module):
+    needed = {f.name for f in module.functions if f.is_declaration and not f.name.startswith("llvm.")}
+    needed |= {g.name for g in module.global_variables if g.is_declaration}
+    foreign = sorted(n for n in needed - _RUNTIME_SYMBOLS if n.startswith(_FORBIDDEN_PREFIXES))
+    if foreign:
+        raise Unsupported(f"needs Numba's helper library: {', '.join(foreign[:6])}")
+    return any(n.startswith(_PYTHON_API_PREFIXES) for n in needed)
+
+
+def _link(obj, work, tag):
+    # unique names: dlopen would hand back an earlier library loaded from the same path
+    kernel, runtime, out = (os.path.join(work, f"{tag}{n}") for n in (".o", "-runtime.c", ".so"))
+    with open(kernel, "wb") as f:
+        f.write(obj)
+    with open(runtime, "w", encoding="utf-8") as f:
+        f.write(_RUNTIME_C)
+    cc = compiler()
+    if cc is None:
+        raise RuntimeError("no C compiler")
+    # relative names (cwd=work): the library's bytes do not depend on the temporary directory
+    names = [os.path.basename(p) for p in (out, kernel, runtime)]
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", *names, "-lm"], cwd=work, check=True, capture_output=True)
+    return out
+
+
+def _check_loadable(path):
+    """dlopen with every symbol resolved now: Numba's libraries are not global, so this fails
+    exactly when a process without Numba would."""
+    try:
+        getattr(ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL), SYMBOL)
+        return True
+    except (OSError, AttributeError):
+        return False
+
+
+def _publish_library(built, name):
+    """Publish the library at `built` as `name` in the cache (a file with the same bytes stays
+    untouched; anything else there is invalid and replaced atomically)."""
+    if not _check_loadable(built):
+        raise Unsupported("the linked library does not load without Numba")
+    directory = disk_cache.cache_dir()
+    disk_cache._ensure_dir(directory)
+    path = os.path.join(directory, name)
+    with open(built, "rb") as f:
+        disk_cache._publish(directory, path, f.read(), suffix=".so")
+    return path
+
+
+def _publish_record(record):
+    directory = disk_cache.cache_dir()
+    existing = _read_record(record["key"])
+    if existing is not None and ("unsupported" in existing or _record_valid(existing)):
+        return  # a valid record is never rewritten
+    disk_cache._ensure_dir(directory)
+    text = json.dumps(record, sort_keys=True, indent=1) + "\n"
+    disk_cache._publish(directory, _record_path(record["key"]), text, suffix=".json")
+
+
+def _record_valid(record):
+    try:
+        path = os.path.join(disk_cache.cache_dir(), record["library"])
+        return _file_sha256(path) == record["sha256"]
+    except (OSError, KeyError, TypeError):
+        return False
