@@ -31,46 +31,67 @@ def _less(a, b):
     return a < b or (b != b and a == a)
 
 
+_RUN = 16  # insertion-sorted run length before merging
+
+
 @_kernel
-def _merge_pass(v, src, dst, width):
-    n = src.shape[0]
+def _insertion_runs(v, o):
+    """Sort each run of _RUN elements of the pairs (v, o) by v, stably."""
+    n = v.shape[0]
+    for lo in range(0, n, _RUN):
+        hi = min(lo + _RUN, n)
+        for i in range(lo + 1, hi):
+            x, xo = v[i], o[i]
+            j = i - 1
+            while j >= lo and _less(x, v[j]):
+                v[j + 1], o[j + 1] = v[j], o[j]
+                j -= 1
+            v[j + 1], o[j + 1] = x, xo
+
+
+@_kernel
+def _merge_pass(v, o, v2, o2, width):
+    """Merge adjacent sorted runs of `width` pairs from (v, o) into (v2, o2); ties take the
+    left run first (stable)."""
+    n = v.shape[0]
     for lo in range(0, n, 2 * width):
         mid, hi = min(lo + width, n), min(lo + 2 * width, n)
         i, j, k = lo, mid, lo
         while i < mid and j < hi:
-            if _less(v[src[j]], v[src[i]]):  # strict: ties keep the left run first (stable)
-                dst[k] = src[j]
+            if _less(v[j], v[i]):
+                v2[k], o2[k] = v[j], o[j]
                 j += 1
             else:
-                dst[k] = src[i]
+                v2[k], o2[k] = v[i], o[i]
                 i += 1
             k += 1
         while i < mid:
-            dst[k] = src[i]
+            v2[k], o2[k] = v[i], o[i]
             i += 1
             k += 1
         while j < hi:
-            dst[k] = src[j]
+            v2[k], o2[k] = v[j], o[j]
             j += 1
             k += 1
 
 
 @_kernel
-def _stable_argsort(v, order, tmp):
-    """Sort `order` (positions 0..n-1) stably by `v` with a bottom-up merge sort."""
-    n = order.shape[0]
-    for k in range(n):
-        order[k] = k
-    width, flips = 1, 0
+def _stable_sort_pairs(v, o, v2, o2):
+    """Sort the pairs (v, o) by v, stably (insertion-sorted runs, then bottom-up merges
+    alternating with the scratch pair (v2, o2))."""
+    n = v.shape[0]
+    _insertion_runs(v, o)
+    width, flips = _RUN, 0
     while width < n:
         if flips % 2 == 0:
-            _merge_pass(v, order, tmp, width)
+            _merge_pass(v, o, v2, o2, width)
         else:
-            _merge_pass(v, tmp, order, width)
+            _merge_pass(v2, o2, v, o, width)
         flips += 1
         width *= 2
     if flips % 2 == 1:
-        order[:] = tmp
+        v[:] = v2
+        o[:] = o2
 
 
 @_kernel
@@ -91,17 +112,16 @@ def refine_sort(perm, key):
     Called once per key from the least to the most significant (an LSD radix of stable
     sorts), this gives the lexicographic order of `lax.sort` with several keys."""
     outer, n, inner = perm.shape
-    vals = np.empty(n, key.dtype)
-    order, tmp = np.empty(n, np.int64), np.empty(n, np.int64)
-    line = np.empty(n, np.int64)
+    vals, vals2 = np.empty(n, key.dtype), np.empty(n, key.dtype)
+    order, order2 = np.empty(n, np.int64), np.empty(n, np.int64)
     for o in range(outer):
         for i in range(inner):
             for k in range(n):
-                line[k] = perm[o, k, i]
-                vals[k] = key[o, line[k], i]
-            _stable_argsort(vals, order, tmp)
+                order[k] = perm[o, k, i]
+                vals[k] = key[o, order[k], i]
+            _stable_sort_pairs(vals, order, vals2, order2)
             for k in range(n):
-                perm[o, k, i] = line[order[k]]
+                perm[o, k, i] = order[k]
 
 
 @_kernel

@@ -278,7 +278,8 @@ def _emit_pad(em, e):
     (out,) = e.outs
     xa, oa = em.aval(x), _out_aval(em, out)
     config = e.params["padding_config"]
-    em.line(f"{out} = np.full({_shape_tuple(oa.shape)}, {_scalar(em, value)}, dtype={_np_dtype(oa.dtype)}){_loc_comment(e.stmt)}")
+    fill = f"np.full({_shape_tuple(oa.shape)}, {_scalar(em, value)}, dtype={_np_dtype(oa.dtype)})"
+    em.line(f"{out} = {fill}{_loc_comment(e.stmt)}")
     if xa.ndim == 0:
         em.line(f"{out}[()] = {_scalar(em, x)}")
         return
@@ -474,7 +475,8 @@ def _emit_triangular_solve(em, e):
     if not low:  # reversing rows and columns turns upper-triangular into lower
         m, rhs = m + "[:, ::-1, ::-1]", rhs + "[:, ::-1]"
     x = em.fresh(f"{e.outs[0]}_x")
-    em.line(f"{x} = _kn.forward_substitution(np.ascontiguousarray({m}), np.ascontiguousarray({rhs}), {bool(p['unit_diagonal'])})")
+    args = f"np.ascontiguousarray({m}), np.ascontiguousarray({rhs}), {bool(p['unit_diagonal'])}"
+    em.line(f"{x} = _kn.forward_substitution({args})")
     if not low:
         x += "[:, ::-1]"
     if not p["left_side"]:
@@ -519,7 +521,8 @@ def _emit_conv(em, e):
         ones(xs[2:], 1), ones(ks[2:], 1), ones(out_sp, 1), ones(p["window_strides"], 1),
         ones([lo for lo, _ in p["padding"]], 0), ones(p["lhs_dilation"], 1), ones(p["rhs_dilation"], 1),
     ]
-    em.line(f"_kn.conv({x}, {k}, {buf}, {', '.join(map(repr, args))}, {p['feature_group_count']}, {p['batch_group_count']})")
+    groups = f"{p['feature_group_count']}, {p['batch_group_count']}"
+    em.line(f"_kn.conv({x}, {k}, {buf}, {', '.join(map(repr, args))}, {groups})")
     spec_shape = _shape_tuple(ordered + tuple(out_sp))
     perm = tuple(int(i) for i in np.argsort(out_spec))
     if perm == tuple(range(len(perm))):

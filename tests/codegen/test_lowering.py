@@ -518,7 +518,7 @@ def test_eig_float64_real_eigenvalues(x64):
 
 
 @pytest.mark.parametrize("dtype", LINALG_DTYPES)
-@pytest.mark.parametrize("shape", [(2, 5, 3), (3, 2), (4, 4)])
+@pytest.mark.parametrize("shape", [(2, 5, 3), (3, 4)])
 def test_svd_and_qr(dtype, shape):
     a = (RNG.standard_normal(shape) + (1j * RNG.standard_normal(shape) if dtype == "complex64" else 0)).astype(dtype)
     fulls = (True, False)
