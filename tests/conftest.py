@@ -1,6 +1,12 @@
 """Shared test fixtures: 64-bit mode toggling, and a seeded NumPy generator."""
+import os
+
 import numpy as np
 import pytest
+
+# No background builds of native libraries for every program the suite compiles
+# (tests/codegen/test_aot.py turns them on for its own subprocesses).
+os.environ.setdefault("OMNISTAGE_AOT", "0")
 
 import omnistage
 

@@ -199,6 +199,7 @@ def test_a_library_whose_hash_differs_from_its_record_is_not_loaded(filled, tmp_
     copy = tmp_path / "cache"
     subprocess.run(["cp", "-a", str(cache), str(copy)], check=True)
     monkeypatch.setenv("OMNISTAGE_CACHE_DIR", str(copy))
+    monkeypatch.setenv("OMNISTAGE_AOT", "1")  # tests/conftest.py turns libraries off in-process
     program = _program(lambda m: (m, m + 1), np.arange(12, dtype=np.int32).reshape(3, 4))
     # the same program as "alias" but traced here: other file:line, so another key
     assert aot.load(program) is None

@@ -84,6 +84,7 @@ def frozen_package(tmp_path_factory):
 def child_env(cache, **extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_"))}
     env["OMNISTAGE_CACHE_DIR"] = str(cache)
+    env["OMNISTAGE_AOT"] = "0"  # these tests are about Numba's cache; test_aot.py covers libraries
     env["PYTHONPATH"] = os.pathsep.join(_CHILD_PATH + [p for p in [env.get("PYTHONPATH")] if p])
     env.update(extra)
     return env
