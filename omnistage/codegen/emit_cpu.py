@@ -105,6 +105,7 @@ def _combine(prim, dt, acc, v):
 
 
 UNROLL = 8  # independent accumulators in float reductions
+KEPT_OUTER_MAX = 64  # reductions with at most this many outputs loop over outputs outermost
 
 
 def _unrollable(prim, dt, size):
@@ -340,7 +341,9 @@ class Emitter:
         init = _reduction_init(e.prim, dt)
         n = x.ndim
         kept = [k for k in range(n) if k not in axes]
-        trailing = axes == tuple(range(n - len(axes), n))
+        # kept-outer order (a register accumulator per output element) for trailing axes, and
+        # for few outputs, e.g. the column sums of a tall matrix; otherwise accumulate in memory
+        trailing = axes == tuple(range(n - len(axes), n)) or aval.size <= KEPT_OUTER_MAX
         names = [f"_i{k}" for k in range(n)]
         comment = _loc_comment(e.stmt)
         target = self._reduce_target(out, aval, [names[k] for k in kept])
