@@ -137,8 +137,8 @@ def take_along(x, perm):
 
 
 # --- linear algebra: shared pieces -----------------------------------------------------------
-# Each kernel takes a (b, m, n) operand and writes into outputs the emitter allocated with the
-# primitive's exact result dtypes.
+# Each kernel takes a (b, m, n) float64/complex128 operand and writes into 64-bit outputs the
+# emitter allocated (and rounds to the primitive's result dtypes afterwards).
 
 
 @_kernel
@@ -269,8 +269,8 @@ def _normalized_columns(v, out):
 @_kernel
 def eig(a, w, vl, vr):
     """w (b, n), vr (b, n, n) and, when vl has a batch entry per matrix, the left eigenvectors
-    (the conjugate transpose of inv(vr), normalized) of a (b, n, n) float64/complex128;
-    computed in complex128, rounded into the complex outputs."""
+    (the conjugate transpose of inv(vr), normalized) of a (b, n, n) float64/complex128, all
+    complex128."""
     n = a.shape[1]
     want_left = vl.shape[0] == a.shape[0]
     wb, vb, lb = np.empty(n, np.complex128), np.empty((n, n), np.complex128), np.empty((n, n), np.complex128)

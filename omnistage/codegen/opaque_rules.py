@@ -67,6 +67,12 @@ def _as_3d(em, atom, axis):
 _LAPACK_WIDE = {"float32": "float64", "complex64": "complex128"}
 
 
+def _wide(dtype):
+    """The dtype a LAPACK-based kernel computes and writes `dtype` results in."""
+    name = np.dtype(dtype).name
+    return np.dtype(_LAPACK_WIDE.get(name, name))
+
+
 def _as_batch(em, atom, trailing, widen=False):
     """(batch, *last `trailing` dims) C-contiguous reshaping of `atom`; `widen` converts
     float32/complex64 to the 64-bit dtype LAPACK then works in."""
@@ -370,18 +376,23 @@ def _alloc(em, name, shape, dtype):
 
 
 def _batched_outputs(em, e, batch, shapes_dtypes):
-    """Fresh (batch, ...) output buffers for the kernel; returns their names."""
+    """Fresh (batch, ...) 64-bit output buffers for a LAPACK-based kernel (one kernel
+    specialization per input dtype, whatever the output precision); returns their names."""
     names = []
     for out, (tail, dtype) in zip(e.outs, shapes_dtypes):
         buf = em.fresh(f"{out}_b")
-        _alloc(em, buf, (batch,) + tuple(tail), dtype)
+        _alloc(em, buf, (batch,) + tuple(tail), _wide(dtype))
         names.append(buf)
     return names
 
 
-def _unbatch(em, e, bufs):
+def _unbatch(em, e, bufs, rounded=True):
+    """Outputs from the kernel's (batch, ...) buffers: reshaped, and rounded from the 64-bit
+    buffers of LAPACK-based kernels to float32/complex64 where the output is."""
     for out, buf in zip(e.outs, bufs):
-        em.line(f"{out} = {buf}.reshape({_shape_tuple(_out_aval(em, out).shape)})")
+        aval = _out_aval(em, out)
+        cast = f".astype({_np_dtype(aval.dtype)})" if rounded and _wide(aval.dtype) != aval.dtype else ""
+        em.line(f"{out} = {buf}{cast}.reshape({_shape_tuple(aval.shape)})")
 
 
 def _emit_cholesky(em, e):
@@ -408,9 +419,9 @@ def _emit_eig(em, e):
     cdt = _out_aval(em, e.outs[0]).dtype
     base = e.outs[0]
     w, vl, vr = em.fresh(f"{base}_w"), em.fresh(f"{base}_vl"), em.fresh(f"{base}_vr")
-    _alloc(em, w, (b, n), cdt)
-    _alloc(em, vl, (b if left else 0, n, n), cdt)
-    _alloc(em, vr, (b, n, n), cdt)
+    _alloc(em, w, (b, n), _wide(cdt))
+    _alloc(em, vl, (b if left else 0, n, n), _wide(cdt))
+    _alloc(em, vr, (b, n, n), _wide(cdt))
     em.line(f"_kn.eig({a}, {w}, {vl}, {vr})")
     _unbatch(em, e, [w] + ([vl] if left else []) + ([vr] if right else []))
 
@@ -424,9 +435,9 @@ def _emit_svd(em, e):
     ucols, vrows = (m, n) if (full and compute_uv) else (k, k)
     base = e.outs[0]
     u, s, vh = em.fresh(f"{base}_u"), em.fresh(f"{base}_s"), em.fresh(f"{base}_vh")
-    _alloc(em, u, (b, m, ucols), x.dtype)
-    _alloc(em, s, (b, k), _out_aval(em, e.outs[1 if compute_uv else 0]).dtype)
-    _alloc(em, vh, (b, vrows, n), x.dtype)
+    _alloc(em, u, (b, m, ucols), _wide(x.dtype))
+    _alloc(em, s, (b, k), _wide(_out_aval(em, e.outs[1 if compute_uv else 0]).dtype))
+    _alloc(em, vh, (b, vrows, n), _wide(x.dtype))
     em.line(f"_kn.svd({a}, {bool(full and compute_uv)}, {u}, {s}, {vh})")
     _unbatch(em, e, [u, s, vh] if compute_uv else [s])
 
@@ -446,7 +457,7 @@ def _emit_lu(em, e):
     a, _ = _as_batch(em, e.ins[0], 2)
     bufs = [em.fresh(f"{o}_b") for o in e.outs]
     em.line(f"{', '.join(bufs)} = _kn.lu({a})")
-    _unbatch(em, e, bufs)
+    _unbatch(em, e, bufs, rounded=False)
 
 
 def _emit_lu_pivots_to_permutation(em, e):
@@ -454,7 +465,7 @@ def _emit_lu_pivots_to_permutation(em, e):
     pivots, _ = _as_batch(em, e.ins[0], 1)
     buf = em.fresh(f"{e.outs[0]}_b")
     em.line(f"{buf} = _kn.lu_pivots_to_permutation({pivots}, {int(e.params['permutation_size'])})")
-    _unbatch(em, e, [buf])
+    _unbatch(em, e, [buf], rounded=False)
 
 
 _SWAP = ".transpose((0, 2, 1))"
