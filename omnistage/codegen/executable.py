@@ -1,5 +1,7 @@
 """Executables that run a Program: the Numba-compiled module, with the NumPy interpreter as
 the fallback for programs holding a primitive the code generator cannot lower yet."""
+import warnings
+
 import numpy as np
 
 from ..staging.interpret import compile_program
@@ -39,11 +41,30 @@ class NumbaProgram:
         self._scalar_in = [a.ndim == 0 for a in program.in_avals]
         self._any_scalar_in = any(self._scalar_in)
         self.after_first_call = None  # a callable run once, after the first call returns
+        self._fallback = None  # the interpreter, if Numba failed to compile the module
 
     def __call__(self, *args):
         if self._any_scalar_in:
             args = [a[()] if s else a for a, s in zip(args, self._scalar_in)]
-        out = self._fn(*args, *self._consts)
+        if self._fallback is not None:
+            return self._fallback(*[np.asarray(a) for a in args])
+        try:
+            out = self._fn(*args, *self._consts)
+        except Exception as e:  # noqa: BLE001 - only Numba's compile errors are handled
+            if not _is_numba_compile_error(e):
+                raise
+            # A lowering bug must not cost the user their result: run the staged program
+            # with NumPy instead, and say so once.
+            warnings.warn(
+                f"omnistage: Numba could not compile the program {self.program.name!r} "
+                f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); running it "
+                f"with the NumPy interpreter instead. Please report this with the output of "
+                f"jit(f).lower(...).compile().as_text().",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            self._fallback = InterpretedProgram(self.program)
+            return self._fallback(*[np.asarray(a) for a in args])
         if self.after_first_call is not None:
             hook, self.after_first_call = self.after_first_call, None
             hook()
@@ -51,6 +72,14 @@ class NumbaProgram:
 
     def as_text(self):
         return self.source
+
+
+def _is_numba_compile_error(exc):
+    try:
+        from numba.core.errors import NumbaError
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, NumbaError)
 
 
 def _to_kernel(value):

@@ -53,7 +53,9 @@ def rev(idx, in_shape, *, dimensions):
 
 def reshape(idx, in_shape, *, new_sizes, dimensions=None):
     if dimensions is not None:
-        raise NotImplementedError("reshape with dimensions")
+        from .emit_cpu import Unsupported
+
+        raise Unsupported("reshape with `dimensions`")
     if math.prod(in_shape) == 0:
         return ["0"] * len(in_shape)  # an empty array: the loops around this never run
     squeezed_in = [d for d in in_shape if d != 1]

@@ -302,7 +302,7 @@ def _bitcast_abstract(x, *, new_dtype):
 def _bitcast_impl(x, *, new_dtype):
     x = np.array(x, order="C")  # (np.ascontiguousarray would turn a 0-d array into 1-d)
     dt = np.dtype(new_dtype)
-    out = x.view(dt)
+    out = x.reshape(-1).view(dt)  # a 0-d array cannot change its item size in place
     if dt.itemsize < x.dtype.itemsize:
         return out.reshape(x.shape + (x.dtype.itemsize // dt.itemsize,))
     if dt.itemsize > x.dtype.itemsize:

@@ -162,6 +162,8 @@ def _eig_abstract(x, *, compute_left_eigenvectors, compute_right_eigenvectors):
 
 def _normalize_columns(v):
     """Unit 2-norm columns whose largest component is real, as LAPACK's geev returns them."""
+    if v.size == 0:
+        return v
     v = v / np.linalg.norm(v, axis=-2, keepdims=True)
     big = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
     phase = np.where(big == 0, 1, np.conj(big) / np.where(big == 0, 1, np.abs(big)))

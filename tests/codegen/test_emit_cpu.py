@@ -153,3 +153,16 @@ def test_argmax_and_reductions_to_scalars():
 def test_float16_falls_back_to_the_interpreter_with_a_reason():
     src = _source(lambda x: x * 2, jnp.ones(3, jnp.float16))
     assert "interpreted by NumPy" in src and "float16" in src
+
+
+def test_a_numba_compile_error_falls_back_to_the_interpreter_with_one_warning(monkeypatch):
+    from omnistage.codegen import scalar_rules
+
+    # a broken lowering: Numba cannot type a string in float arithmetic
+    monkeypatch.setitem(scalar_rules.RULES, "cosh", lambda ctx, a: f"{a} + 'oops'")
+    f = omnistage.jit(lambda x: jnp.cosh(x) * 2.0)
+    x = jnp.arange(3.0)
+    with pytest.warns(RuntimeWarning, match="running it with the NumPy interpreter"):
+        out = f(x)
+    np.testing.assert_allclose(np.asarray(out), np.cosh(np.arange(3.0)) * 2.0, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(f(x)), np.asarray(out))  # later calls: no new warning
