@@ -302,8 +302,10 @@ class Emitter:
         if key in self._memo:
             return self._memo[key]
         used = set(_LOOP_VAR.findall(text))
-        depth = max((i for i, (v, _, _) in enumerate(self._loops) if v in used), default=-1)
-        if depth == len(self._loops) - 1:
+        # never above the outermost loop of the nest: in a row group that is where earlier
+        # members' results for the current row do not exist yet
+        depth = max((i for i, (v, _, _) in enumerate(self._loops) if v in used), default=0)
+        if depth >= len(self._loops) - 1:
             return text
         _, at, indent = self._loops[depth + 1]
         local = self.fresh(f"{var}_at")

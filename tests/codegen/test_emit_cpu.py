@@ -166,3 +166,14 @@ def test_a_numba_compile_error_falls_back_to_the_interpreter_with_one_warning(mo
         out = f(x)
     np.testing.assert_allclose(np.asarray(out), np.cosh(np.arange(3.0)) * 2.0, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(f(x)), np.asarray(out))  # later calls: no new warning
+
+
+def test_row_fusion_never_reads_a_row_before_it_is_computed():
+    """Regression: a reduction's one-element result read at a constant index was hoisted above
+    the fused row loop, before the reduction had written it."""
+
+    def f(x):
+        return (jnp.all(x + 0.0, axis=-1, keepdims=True),)
+
+    _same(f, np.array([[0.0]], np.float32))
+    _same(lambda x: x / x.sum(1, keepdims=True), np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3))
