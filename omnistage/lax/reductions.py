@@ -26,7 +26,15 @@ def _reduce_impl(fn):
     return R.quiet(impl)
 
 
+_WIDER = {np.dtype("float16"): np.float64, np.dtype("float32"): np.float64, np.dtype("complex64"): np.complex128}
+
+
 def _np_sum(x, axis):
+    # NumPy sums non-contiguous axes sequentially; accumulating narrow floats in double keeps
+    # eager results at least as accurate as compiled code (which uses independent lanes)
+    wide = _WIDER.get(x.dtype)
+    if wide is not None:
+        return np.sum(x, axis=axis, dtype=wide).astype(x.dtype)
     return np.sum(x, axis=axis, dtype=x.dtype)
 
 
