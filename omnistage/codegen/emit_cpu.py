@@ -575,7 +575,7 @@ class _RowGroup:
 
     def __init__(self, em):
         self.em = em
-        self.members = []  # (out name, allocation lines, body lines)
+        self.members = []  # (out name, allocation lines, body lines, eqn)
         self.extent = None
 
     def _candidate(self, e, kind):
@@ -610,9 +610,9 @@ class _RowGroup:
         names = [m[0] for m in self.members]
         if not all(_reads_only_row(body, name) for name in names):
             self.flush()
-            self.members, self.extent = [(e.outs[0], alloc, body)], extent
+            self.members, self.extent = [(e.outs[0], alloc, body, e)], extent
             return True
-        self.members.append((e.outs[0], alloc, body))
+        self.members.append((e.outs[0], alloc, body, e))
         self.extent = extent
         return True
 
@@ -621,12 +621,43 @@ class _RowGroup:
             return
         em = self.em
         pad = "    " * em.indent
-        for _, alloc, _ in self.members:
+        members = [self._row_buffer(m) if len(self.members) > 1 else m for m in self.members]
+        for _, alloc, _, _ in members:
             em.lines.extend(alloc)
         em.lines.append(f"{pad}for _i0 in range({self.extent}):")
-        for _, _, body in self.members:
+        for _, _, body, _ in members:
             em.lines.extend("    " + line for line in body)
         self.members, self.extent = [], None
+
+    def _row_buffer(self, member):
+        """An intermediate used only inside the group keeps just the current row (it stays in
+        L1 instead of going to memory and back): `exp_1[_i0, j]` becomes `exp_1[j]`."""
+        name, alloc, body, e = member
+        aval = self.em.program.avals[name]
+        if aval.ndim < 2 or name in self.em.plan.outputs or not self._used_only_here(name):
+            return member
+        text = "\n".join(b for _, _, b, _ in self.members for b in b)
+        if len(re.findall(rf"\b{re.escape(name)}\[", text)) != len(re.findall(rf"\b{re.escape(name)}\[_i0, ", text)):
+            return member
+        pad = "    " * self.em.indent
+        new_alloc = [f"{pad}{name} = np.empty({aval.shape[1:]!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}  # one row"]
+        for _, _, b, _ in self.members:
+            b[:] = [re.sub(rf"\b{re.escape(name)}\[_i0, ", f"{name}[", line) for line in b]
+        return name, new_alloc, body, e
+
+    def _used_only_here(self, name):
+        inside = {id(m[3].stmt) for m in self.members}
+        plan = self.em.plan
+
+        def final_users(var):
+            for user in plan.consumers.get(var, []):
+                out = user.outs[0] if len(user.outs) == 1 else None
+                if out is not None and not plan.materialized(out):
+                    yield from final_users(out)
+                else:
+                    yield user
+
+        return all(id(u.stmt) in inside for u in final_users(name))
 
 
 def _reads_only_row(body, name):
