@@ -177,3 +177,15 @@ def test_row_fusion_never_reads_a_row_before_it_is_computed():
 
     _same(f, np.array([[0.0]], np.float32))
     _same(lambda x: x / x.sum(1, keepdims=True), np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3))
+
+
+def test_softmax_is_one_loop_over_rows_with_a_row_buffer():
+    def softmax(x):
+        e = jnp.exp(x - x.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    x = np.random.default_rng(0).standard_normal((16, 64)).astype(np.float32)
+    src = _source(softmax, x)
+    assert len(_loop_nests(src)) == 1, src
+    assert "# one row" in src  # exp's result never leaves the row buffer
+    _same(softmax, x)
