@@ -166,13 +166,7 @@ def _emit_dynamic_slice(em, e):
     em.line(f"# dynamic_slice{_loc_comment(e.stmt)}")
     if not shape:
         return _copy_into(em, out, x)
-    lo = []
-    for d, (s, dim, z) in enumerate(zip(starts, shape, sizes)):
-        v = em.fresh(f"{out}_start{d}")
-        em.line(f"{v} = {_clamped_start(em, s, dim - z)}")
-        lo.append(v)
-    window = ", ".join(f"{v}:{v} + {z}" for v, z in zip(lo, sizes))
-    em.line(f"{out} = {_name(x)}[{window}].copy()")
+    em.line(f"{out} = {_name(x)}[{_clamped_window(em, out, starts, shape, sizes)}].copy()")
 
 
 def _emit_dynamic_update_slice(em, e):
@@ -183,13 +177,18 @@ def _emit_dynamic_update_slice(em, e):
     if not shape:
         return _copy_into(em, out, update)
     _copy_into(em, out, x)
+    em.line(f"{out}[{_clamped_window(em, out, starts, shape, ushape)}] = {_name(update)}")
+
+
+def _clamped_window(em, out, starts, shape, sizes):
+    """Slice text `a:a + n, ...` for a window of `sizes` at `starts` clamped into `shape`
+    (XLA's rule for dynamic slices), binding each clamped start to a local first."""
     lo = []
-    for d, (s, dim, z) in enumerate(zip(starts, shape, ushape)):
+    for d, (s, dim, z) in enumerate(zip(starts, shape, sizes)):
         v = em.fresh(f"{out}_start{d}")
         em.line(f"{v} = {_clamped_start(em, s, dim - z)}")
         lo.append(v)
-    window = ", ".join(f"{v}:{v} + {z}" for v, z in zip(lo, ushape))
-    em.line(f"{out}[{window}] = {_name(update)}")
+    return ", ".join(f"{v}:{v} + {z}" for v, z in zip(lo, sizes))
 
 
 # --- gather / scatter --------------------------------------------------------------------------
