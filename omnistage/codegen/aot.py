@@ -60,7 +60,8 @@ from . import disk_cache
 FORMAT = 1
 SYMBOL = "omnistage_aot_main"
 _RECORD_PREFIX = "omnistage_aot_"
-_EXIT_WAIT_S = 60.0
+_EXIT_WAIT_S = 60.0  # wait_for_builds(): tests and benchmarks that need the libraries now
+_EXIT_GRACE_S = 0.5  # at interpreter exit the builder carries on detached
 
 # The part of Numba's runtime (numba/core/runtime/nrt.cpp) generated kernels call, with the
 # same MemInfo layout: Numba's inlined NRT_incref/NRT_decref/NRT_MemInfo_data_fast read the
@@ -537,6 +538,7 @@ def _spawn(request):
                     env=dict(os.environ, OMNISTAGE_CACHE_DIR=disk_cache.cache_dir()),
                     stdout=subprocess.DEVNULL if quiet else None, stderr=subprocess.DEVNULL if quiet else None,
                     cwd=os.path.dirname(_package_dir()),
+                    start_new_session=True,  # may outlive us: it finishes its queue on its own
                 )
             except OSError as e:
                 _warn_once(f"cannot start the library builder ({e})")
@@ -570,7 +572,23 @@ def wait_for_builds(timeout=_EXIT_WAIT_S):
         proc.wait()
 
 
-atexit.register(wait_for_builds)
+def _detach_at_exit():
+    """At interpreter exit, hand the builder its last requests and wait only briefly: it
+    finishes its queue in the background (its own session) instead of delaying the exit."""
+    global _builder
+    with _lock:
+        proc, _builder = _builder, None
+        _requested.clear()
+    if proc is None:
+        return
+    try:
+        proc.stdin.close()
+        proc.wait(timeout=_EXIT_GRACE_S)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
+atexit.register(_detach_at_exit)
 
 
 def _warn_once(reason):
