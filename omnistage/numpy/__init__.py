@@ -15,7 +15,8 @@ from .shapes import *  # noqa: F401,F403
 from .contractions import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from . import _methods  # noqa: F401  (installs operators on Array and tracers)
-from ._extra_modules import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from . import linalg  # noqa: F401  (jnp.linalg)
 
 dtype = _np.dtype
 finfo = _np.finfo
