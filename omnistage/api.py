@@ -17,7 +17,7 @@ from .core.primitive import current_trace
 from .core.tracer import Tracer
 from .core import tree_util
 from .staging.trace import DebugInfo, stage
-from .staging.cleanup import dce
+from .staging.cleanup import cleanup
 from .staging.naming import sanitize
 from .lax._rules import to_operand
 
@@ -177,7 +177,7 @@ class Compiled:
     """An executable for one cache key: runs the cleaned Program (Numba by default)."""
 
     def __init__(self, program, out_tree, backend=None):
-        program = dce(program)
+        program = cleanup(program)
         self.program = program
         self.out_tree = out_tree
         self.out_avals = program.out_avals

@@ -1,8 +1,9 @@
 """Clean-up passes over Programs (Program -> Program), run before code generation.
 
-Owns dead-code elimination; common-subexpression elimination and algebraic simplification
-of what passes introduce come next to it. `make_jaxpr` shows the staged program as traced
-(omnistaging: nothing dropped); `jit` runs these passes before compiling.
+Owns common-subexpression elimination and dead-code elimination (`cleanup` runs both);
+algebraic simplification of what later passes introduce comes next to them. `make_jaxpr`
+shows the staged program as traced (omnistaging: nothing dropped); `jit` runs these passes
+before compiling.
 """
 import ast
 import copy
@@ -12,6 +13,59 @@ from .program import Program, body_refs, eqn, is_eqn
 
 # Primitives kept even when their results are unused (side effects, e.g. debug printing).
 EFFECTFUL = set()
+
+
+def cleanup(program):
+    """The passes `jit` runs before code generation."""
+    return dce(cse(program))
+
+
+def cse(program):
+    """A copy of `program` where a statement repeating an earlier one (same primitive,
+    operands and parameters, in the same body) reuses the earlier results. Statements with
+    bodies or effects are left alone."""
+    fn = copy.deepcopy(program.fn)
+    _cse_body(fn.body, {})
+    return Program(fn, program.avals, program.consts, program.debug_name)
+
+
+def _cse_body(body, rename):
+    seen = {}
+    kept = []
+    for stmt in body:
+        _Rename(rename).visit(stmt)
+        if isinstance(stmt, ast.FunctionDef):
+            _cse_body(stmt.body, dict(rename))
+            kept.append(stmt)
+            continue
+        if not is_eqn(stmt):
+            kept.append(stmt)
+            continue
+        e = eqn(stmt)
+        if e.prim in EFFECTFUL or body_refs(e.params):
+            kept.append(stmt)
+            continue
+        key = (e.prim, tuple(ast.dump(a) for a in e.ins), repr(sorted(e.params.items())))
+        if key in seen:
+            for old, new in zip(e.outs, seen[key]):
+                rename[old] = new
+            continue
+        seen[key] = e.outs
+        kept.append(stmt)
+    body[:] = kept
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.mapping:
+            node.id = self.mapping[node.id]
+        return node
+
+    def visit_FunctionDef(self, node):
+        return node  # nested bodies are renamed when their turn comes
 
 
 def dce(program):

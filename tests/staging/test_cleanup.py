@@ -73,3 +73,36 @@ def test_jit_runs_the_cleaned_program():
     compiled = omnistage.jit(f).lower(np.float32(2.0)).compile()
     assert "sin" not in compiled.as_text()
     assert float(omnistage.jit(f)(np.float32(2.0))) == 6.0
+
+
+def test_cse_merges_repeated_statements_and_keeps_results():
+    from omnistage.staging.cleanup import cleanup, cse
+
+    def f(x):
+        a = jnp.sin(x) * 2.0
+        b = jnp.sin(x) * 2.0  # the same two statements again
+        c = jnp.sin(x) * 3.0  # same sin, different multiplier
+        return a + b + c
+
+    program = omnistage.make_jaxpr(f)(np.float32(0.5))
+    merged = cse(program).check()
+    assert _prims(merged).count("sin") == 1
+    assert _prims(merged).count("mul") == 2
+    cleaned = cleanup(program).check()
+    x = np.float32(0.5)
+    expected = 4 * np.sin(x) + 3 * np.sin(x)
+    assert np.allclose(interpret(cleaned, x)[0], expected)
+
+
+def test_cse_leaves_control_flow_alone_and_renames_its_operands():
+    from omnistage.staging.cleanup import cleanup
+
+    def f(x, n):
+        y = jnp.exp(x)
+        z = jnp.exp(x)
+        return lax.fori_loop(0, n, lambda i, c: c + z, y)
+
+    program = cleanup(omnistage.make_jaxpr(f)(np.float32(1.0), 3)).check()
+    assert _prims(program).count("exp") == 1
+    assert np.allclose(float(interpret(program, np.float32(1.0), np.int32(3))[0]), 4 * np.e)
+    assert np.isclose(float(omnistage.jit(f)(np.float32(1.0), 3)), 4 * np.e, rtol=1e-6)
