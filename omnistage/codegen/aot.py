@@ -552,9 +552,11 @@ def _spawn(request):
         return _builder
 
 
-def wait_for_builds(timeout=_EXIT_WAIT_S):
-    """Let the builder finish its queue and exit (tests, benchmarks, interpreter exit); after
-    `timeout` seconds it is stopped (a half-built library is never published)."""
+def wait_for_builds(timeout=_EXIT_WAIT_S, stop_late_builder=True):
+    """Hand the builder its last requests (close its input) and wait up to `timeout` seconds
+    for it to finish its queue. Tests and benchmarks that need the libraries now stop a
+    builder that is still running then (a half-built library is never published); at
+    interpreter exit it is left to finish in the background, in its own session."""
     global _builder
     with _lock:
         proc, _builder = _builder, None
@@ -568,24 +570,13 @@ def wait_for_builds(timeout=_EXIT_WAIT_S):
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        if stop_late_builder:
+            proc.kill()
+            proc.wait()
 
 
 def _detach_at_exit():
-    """At interpreter exit, hand the builder its last requests and wait only briefly: it
-    finishes its queue in the background (its own session) instead of delaying the exit."""
-    global _builder
-    with _lock:
-        proc, _builder = _builder, None
-        _requested.clear()
-    if proc is None:
-        return
-    try:
-        proc.stdin.close()
-        proc.wait(timeout=_EXIT_GRACE_S)
-    except (OSError, subprocess.TimeoutExpired):
-        pass
+    wait_for_builds(_EXIT_GRACE_S, stop_late_builder=False)
 
 
 atexit.register(_detach_at_exit)
