@@ -86,7 +86,9 @@ def _fma_impl(a, b, c):
         if not safe.any():
             return np.asarray(naive, dt)
         exact = _fma_exact(a, b, c)
-        return np.asarray(np.where(safe, exact, naive), dt)
+        # an exact zero is a * b == -c, so the product is representable and the naive
+        # result is exact too, with IEEE's sign of zero (the emulation loses it)
+        return np.asarray(np.where(safe & (exact != 0), exact, naive), dt)
 
 
 def _fma_abstract(a, b, c):

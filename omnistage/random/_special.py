@@ -11,6 +11,7 @@ differ from each other in the same way). Imports core and lax only.
 import numpy as np
 
 from .. import lax
+from . import _xla_math
 from ._fma import fma
 
 # Giles, "Approximating the erfinv function" (single precision), highest degree first.
@@ -91,7 +92,7 @@ def _horner(x, coeffs, dtype):
 
 def _neg_log1p_neg_square(x):
     """w = -log1p(-x*x), the variable of Giles' approximations."""
-    return lax.neg(lax.log1p(lax.mul(x, lax.neg(x))))
+    return lax.neg(_xla_math.log1p(lax.mul(x, lax.neg(x))))
 
 
 def _infinite_at_one(x, result, dtype):

@@ -18,6 +18,7 @@ from ..core.tracer import Tracer
 from ..lax._rules import canonical_axes, to_operand
 from . import prng
 from ._fma import fma
+from . import _xla_math
 from ._special import erf, erf_inv
 
 # float dtype name -> (total bits, explicit mantissa bits)
@@ -76,8 +77,16 @@ def _uniform(key, shape, dtype, minval, maxval):
     scaled by one fused multiply-add, clamped below at minval."""
     nbits, nmant = _FLOAT_BITS[dtype.name]
     rng_bits = 8 if nmant < 8 else nbits
+    return uniform_from_bits(prng.random_bits(key, rng_bits, shape), dtype, minval, maxval)
+
+
+def uniform_from_bits(bits, dtype, minval, maxval):
+    """`_uniform` given its random bits (unsigned, 8 bits for 8-bit mantissas, else as wide
+    as `dtype`); the tests feed every float32 mantissa through this."""
+    shape = bits.shape
+    nbits, nmant = _FLOAT_BITS[dtype.name]
+    rng_bits = bits.dtype.itemsize * 8
     uint = _UINT[nbits]
-    bits = prng.random_bits(key, rng_bits, shape)
     if rng_bits != nbits:
         bits = lax.convert_element_type(bits, uint)
     one_bits = np.array(1.0, dtype).view(uint)[()]
@@ -95,8 +104,14 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 
 
 def _normal_real(key, shape, dtype):
+    nbits, nmant = _FLOAT_BITS[dtype.name]
+    return normal_from_bits(prng.random_bits(key, 8 if nmant < 8 else nbits, shape), dtype)
+
+
+def normal_from_bits(bits, dtype):
+    """`_normal_real` given its random bits (as `uniform_from_bits`)."""
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))[()]
-    u = _uniform(key, shape, dtype, lo, np.asarray(1, dtype)[()])
+    u = uniform_from_bits(bits, dtype, lo, np.asarray(1, dtype)[()])
     return lax.mul(np.asarray(np.sqrt(2), dtype)[()], erf_inv(u))
 
 
@@ -142,7 +157,7 @@ def exponential(key, shape=(), dtype=None):
     k = prng._check_key("exponential", key)
     dt = _float_dtype(dtype, "exponential")
     u = _uniform(k, _shape(shape, "exponential"), dt, 0.0, 1.0)
-    return lax.neg(lax.log1p(lax.neg(u)))
+    return lax.neg(_xla_math.log1p(lax.neg(u)))
 
 
 def _gumbel(key, shape, dtype, mode):
@@ -151,13 +166,13 @@ def _gumbel(key, shape, dtype, mode):
     tiny = np.asarray(tiny, dtype)[()]
     if mode == "low":
         u = _uniform(key, shape, dtype, tiny, 1.0)
-        return lax.neg(lax.log(lax.neg(lax.log(u))))
+        return lax.neg(_xla_math.log(lax.neg(_xla_math.log(u))))
     both = _uniform(key, (2,) + shape, dtype, 0.0, 1.0)
     high, low = lax.index_in_dim(both, 0, 0, False), lax.index_in_dim(both, 1, 0, False)
     # extends the uniform below 0.5 with more bits: high + 2**-nmant * low + tiny
     x = lax.add(fma(np.asarray(2.0 ** -nmant, dtype)[()], low, high), tiny)
     x = lax.select(lax.ge(high, np.asarray(0.5, dtype)[()]), high, x)
-    return lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
+    return lax.neg(_xla_math.log(lax.neg(_xla_math.log1p(lax.neg(x)))))
 
 
 def _gumbel_mode(mode):
