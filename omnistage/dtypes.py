@@ -1,4 +1,4 @@
-"""`omnistage.dtypes`: bfloat16, canonicalize_dtype, result_type (see core/dtypes.py)."""
+"""`omnistage.dtypes`: bfloat16, canonicalize_dtype, float0, result_type (see core/dtypes.py)."""
 from .core.dtypes import (  # noqa: F401
-    bfloat16, canonicalize_dtype, issubdtype, promote_types, result_type,
+    bfloat16, canonicalize_dtype, float0, issubdtype, promote_types, result_type,
 )

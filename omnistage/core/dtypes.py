@@ -40,6 +40,10 @@ _TO_32 = {
 }
 
 
+# The dtype of tangents/cotangents of integer and boolean values (JAX's float0): no data.
+float0 = np.dtype([("float0", np.void, 0)])
+
+
 def canonicalize_dtype(dtype):
     """The dtype an array of `dtype` gets: 64-bit types narrow to 32-bit unless x64 is on."""
     dt = np.dtype(dtype)

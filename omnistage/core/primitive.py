@@ -15,6 +15,11 @@ from .source_info import describe_here
 
 registry = {}
 
+# Primitives that exist for the transformations and mean nothing to code generation:
+# name -> the body parameter to inline in their place (None: the identity on operand 0).
+# `staging.cleanup` rewrites them away before a program is compiled.
+inline_for_lowering = {}
+
 
 class Primitive:
     """An operation: `name`, `abstract_eval(*avals, **params)`, `impl(*ndarrays, **params)`."""

@@ -3,6 +3,7 @@
 Every staged statement and every error message carries one of these, so generated code
 and errors point at the user's file and line, not at omnistage internals.
 """
+import contextlib
 import linecache
 import os
 import sys
@@ -49,8 +50,47 @@ def is_internal_file(filename):
     return filename.startswith(_PKG_DIR) and filename not in _USER_FILES_IN_PKG
 
 
+class DerivedLoc(SourceLoc):
+    """The location of a statement a pass derived from a user statement: the primal
+    statement's file and line plus the pass (`role`: 'jvp', 'vjp', 'vmap', ...)."""
+
+    __slots__ = ("role",)
+
+    def __init__(self, base, role):
+        super().__init__(base.file, base.line, base.function, base.frame_id)
+        inner = getattr(base, "role", None)
+        self.role = role if inner is None else f"{role} of {inner}"
+
+    @property
+    def short(self):
+        return f"{os.path.basename(self.file)}:{self.line} ({self.role})"
+
+    def __repr__(self):
+        return f"DerivedLoc({self.short}, in {self.function})"
+
+
+# While a pass replays a statement, the statements it stages take that statement's
+# location (not the pass's caller's), so derived programs point at the user's lines.
+_override = []
+
+
+@contextlib.contextmanager
+def located(loc, role=None):
+    """Stage everything inside at `loc` (derived with `role` when given); None: no change."""
+    if loc is None:
+        yield
+        return
+    _override.append(DerivedLoc(loc, role) if role else loc)
+    try:
+        yield
+    finally:
+        _override.pop()
+
+
 def user_loc(skip_internal=True):
     """The SourceLoc of the innermost frame that is user code, or None."""
+    if _override:
+        return _override[-1]
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename

@@ -3,7 +3,7 @@
 Every function here binds a primitive from the core registry. Imports core only.
 Each submodule owns one area and exports through `__all__`.
 """
-from . import elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution, control_flow
+from . import elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution, control_flow, stop_gradient as _stop_gradient_module
 
 from .elementwise import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403
@@ -15,6 +15,7 @@ from .sorting import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .convolution import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
+from .stop_gradient import *  # noqa: F401,F403
 
 __all__ = [
     name

@@ -8,8 +8,9 @@ before compiling.
 import ast
 import copy
 
+from ..core import primitive as core_primitive
 from .convert import all_names
-from .program import Program, body_refs, eqn, is_eqn
+from .program import Program, body_refs, eqn, is_eqn, make_stmt
 
 # Primitives kept even when their results are unused (side effects, e.g. debug printing).
 EFFECTFUL = set()
@@ -17,7 +18,75 @@ EFFECTFUL = set()
 
 def cleanup(program):
     """The passes `jit` runs before code generation."""
-    return dce(cse(program))
+    return dce(cse(inline_transformation_ops(program)))
+
+
+def inline_transformation_ops(program):
+    """Replace the primitives that only mean something to transformations
+    (`core.primitive.inline_for_lowering`: stop_gradient, custom_jvp/vjp calls) by what
+    they compute: their operand, or their body's statements spliced in place."""
+    table = core_primitive.inline_for_lowering
+    if not any(is_eqn(n) and n.value.func.id in table for n in ast.walk(program.fn)):
+        return program
+    fn = copy.deepcopy(program.fn)
+    fn.body = _inline_body(fn.body, table)
+    return Program(fn, program.avals, program.consts, program.debug_name)
+
+
+def _inline_body(body, table):
+    defs = {s.name: s for s in body if isinstance(s, ast.FunctionDef)}
+    subst = {}
+    out = []
+    for stmt in body:
+        stmt = _Substitute(subst).visit(stmt)
+        if isinstance(stmt, ast.FunctionDef):
+            stmt.body = _inline_body(stmt.body, table)
+            out.append(stmt)
+            continue
+        if not is_eqn(stmt) or eqn(stmt).prim not in table:
+            out.append(stmt)
+            continue
+        e = eqn(stmt)
+        param = table[e.prim]
+        if param is None:
+            results = [e.ins[0]]
+        else:
+            inner = defs[str(e.params[param])]
+            args = {a.arg: atom for a, atom in zip(inner.args.args, _operands_of(e, inner))}
+            for s in _inline_body(copy.deepcopy(inner.body), table):
+                if isinstance(s, ast.Return):
+                    ret = s.value
+                    results = [_Substitute(args).visit(r) for r in (ret.elts if isinstance(ret, ast.Tuple) else [ret])]
+                else:
+                    out.append(_Substitute(args).visit(s))
+        for name, atom in zip(e.outs, results):
+            if isinstance(atom, ast.Name):
+                subst[name] = atom
+            else:  # a literal result still needs its variable: materialize it
+                out.append(make_stmt([name], "broadcast_in_dim", [atom], {"shape": (), "broadcast_dimensions": ()}, getattr(stmt, "loc", None)))
+    return out
+
+
+def _operands_of(e, body):
+    """The operands a spliced body receives: its trailing arguments take the eqn's last
+    operands (custom calls pass exactly the body's arguments)."""
+    n = len(body.args.args)
+    return e.ins[len(e.ins) - n:]
+
+
+class _Substitute(ast.NodeTransformer):
+    """Replace loaded names by atoms (names or literals)."""
+
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.mapping:
+            return copy.deepcopy(self.mapping[node.id])
+        return node
+
+    def visit_FunctionDef(self, node):
+        return node
 
 
 def cse(program):

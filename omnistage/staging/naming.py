@@ -68,8 +68,11 @@ def _assign_target(file, line):
 
 
 def user_target(loc):
-    """The variable the user's statement at `loc` assigns, if it is `name = ...`."""
-    return None if loc is None else _assign_target(loc.file, loc.line)
+    """The variable the user's statement at `loc` assigns, if it is `name = ...` (not for
+    statements a pass derived from it: a tangent or cotangent is not the user's variable)."""
+    if loc is None or getattr(loc, "role", None) is not None:
+        return None
+    return _assign_target(loc.file, loc.line)
 
 
 def readable_names(stmts, out_prims, taken):

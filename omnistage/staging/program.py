@@ -263,7 +263,7 @@ def format_function(fn, indent="", with_locs=True):
         text = ast.unparse(stmt)
         loc = getattr(stmt, "loc", None)
         if with_locs and loc is not None:
-            text += f"  # {os.path.basename(loc.file)}:{loc.line}"
+            text += f"  # {loc.short}"
         lines.append(inner + text)
     return lines
 

@@ -1,0 +1,82 @@
+"""Replay a Program statement by statement through `bind`: the engine of every pass.
+
+`evaluate(program, args)` binds each primitive of `program` to the values in an environment,
+so the statements land in whatever trace is innermost (a StagingTrace: they are restaged
+into a new Program; none: they run eagerly). Passes (`autodiff`, `vectorize`) hand it a
+`rule(e, ins)` hook that may bind something else instead of the primitive; each staged
+statement keeps the location of the statement it came from (with the pass's role), so
+derived programs print the user's `file:line`.
+
+`stage_program(fn, in_avals, ...)` stages a flat function into a closure-free Program (the
+bodies of control-flow statements a pass rewrites).
+"""
+import ast
+
+from ..core import primitive as core_primitive
+from ..core.source_info import located
+from . import literals
+from .program import eqn, is_eqn, map_body_params
+
+
+def atom_value(env, program, node):
+    """The value of an atom: a variable in `env`, a constant, or a typed literal."""
+    if isinstance(node, ast.Name):
+        if node.id in env:
+            return env[node.id]
+        return program.consts[node.id]
+    return literals.literal_value(node)
+
+
+def body_params(program, params):
+    """`params` with every BodyRef replaced by the nested body as a Program."""
+    return map_body_params(params, program.subprogram)
+
+
+def equations(program):
+    """The primitive statements of `program`'s top-level body as Eqn views."""
+    return [eqn(s) for s in program.fn.body if is_eqn(s)]
+
+
+def bind_eqn(program, e, ins, role=None):
+    """Bind `e`'s primitive to `ins` at `e`'s location; always returns a list of outputs."""
+    prim = core_primitive.registry[e.prim]
+    with located(getattr(e.stmt, "loc", None), role):
+        out = prim.bind(*ins, **body_params(program, e.params))
+    return list(out) if prim.multiple_results else [out]
+
+
+def evaluate(program, args, rule=None, env=None):
+    """Run `program` on `args` by binding; returns (outputs, env).
+
+    `rule(program, e, ins)` may return the list of outputs for eqn `e` (or None to bind the
+    primitive itself). `env` maps variable names to values and is returned for passes that
+    need the intermediate values (reverse mode)."""
+    env = {} if env is None else env
+    if len(args) != len(program.in_names):
+        raise TypeError(f"program {program.name} takes {len(program.in_names)} arguments, got {len(args)}")
+    env.update(zip(program.in_names, args))
+    for e in equations(program):
+        ins = [atom_value(env, program, a) for a in e.ins]
+        outs = rule(program, e, ins) if rule is not None else None
+        if outs is None:
+            outs = bind_eqn(program, e, ins)
+        env.update(zip(e.outs, outs))
+    return [atom_value(env, program, a) for a in program.out_atoms], env
+
+
+def stage_program(fn, in_avals, labels=None, name="body"):
+    """Stage the flat function `fn(*tracers) -> list of values` into a closure-free Program.
+
+    Values `fn` closes over that belong to an enclosing live trace are an error: a pass's
+    bodies must take everything as arguments."""
+    from ..lax._rules import to_operand
+    from .trace import DebugInfo, stage
+
+    def flat(*xs):
+        return [to_operand(o) for o in fn(*xs)]
+
+    flat.__name__ = name
+    program, trace = stage(flat, in_avals, labels, DebugInfo(flat, name), name)
+    if trace.captures:
+        raise AssertionError(f"{name}: a pass's body captured values of an enclosing trace")
+    return program
