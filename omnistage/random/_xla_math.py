@@ -10,15 +10,14 @@ use into one fused multiply-add. The functions below replay those exact operatio
 `fma` where XLA's machine code has one (read from the optimized IR and the x86-64 code of
 jaxlib 0.10.2), so eager NumPy, the Numba backend and JAX agree on every float32 bit.
 
-float64 `log` is different: XLA calls the C library's `log` (glibc's, table-driven), so
-`log_f64` here is `lax.log` and agrees with JAX only where NumPy's/Numba's `log` agrees
-with glibc's (almost always; see the module docstring of `_special`).
+float64 `log` is different: XLA calls the C library's `log`, replayed by `_glibc_log`.
 
 Imports core and lax only.
 """
 import numpy as np
 
 from .. import lax
+from . import _glibc_log
 from ._fma import fma
 
 
@@ -82,8 +81,8 @@ def log_f32(y):
 
 
 def log_f64(y):
-    """float64 log: XLA calls the C library's; omnistage's `log` (see the module docstring)."""
-    return lax.log(y)
+    """float64 log: XLA calls the C library's (glibc's, replayed exactly)."""
+    return _glibc_log.log(y)
 
 
 def log(y):
