@@ -1,0 +1,4 @@
+"""Imports every rule module, filling `rules.JVP`/`rules.VJP` (one line per module)."""
+from . import elementwise_rules  # noqa: F401
+from . import structural_rules  # noqa: F401
+from . import control_flow_rules  # noqa: F401
