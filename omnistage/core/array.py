@@ -7,6 +7,7 @@ import numpy as np
 
 from . import dtypes
 from .aval import ShapedArray
+from .devices import DeviceBuffer
 from .sequence_protocol import LeadingAxisSequence
 from .tracer import Tracer
 
@@ -36,7 +37,12 @@ class Array(LeadingAxisSequence):
     @classmethod
     def from_numpy(cls, value, aval):
         """Wrap an impl's output, forcing the dtype its aval says (impls are checked)."""
-        v = np.asarray(value)
+        if type(value) is np.ndarray:
+            v = value
+        elif type(value) is DeviceBuffer:  # a CUDA executable's output stays on the GPU
+            return GpuArray.from_buffer(value, aval)
+        else:
+            v = np.asarray(value)
         if v.dtype != aval.dtype:
             v = v.astype(aval.dtype)
         if v.shape != aval.shape:
@@ -150,3 +156,61 @@ def aval_of(x):
 
 def is_array_like(x):
     return isinstance(x, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex))
+
+
+class GpuArray(Array):
+    """An Array in GPU memory: its `_value` is a `DeviceBuffer` (the CPU `Array` keeps a NumPy
+    array). jit passes the buffer to the executable as it is, so jitted chains stay on the
+    device; everything that needs the values (printing, `np.asarray`, `.item()`, eager
+    operations) works on a host copy."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_buffer(cls, buffer, aval):
+        if buffer.dtype != aval.dtype or buffer.shape != aval.shape:
+            raise AssertionError(f"internal: device result {buffer.shape} {buffer.dtype}, abstract eval {aval}")
+        obj = cls.__new__(cls)
+        obj._value = buffer
+        obj.weak_type = aval.weak_type
+        obj._aval = aval
+        return obj
+
+    @property
+    def device(self):
+        return self._value.device
+
+    def block_until_ready(self):
+        self._value.block_until_ready()
+        return self
+
+    def _host_array(self):
+        return Array.from_numpy(self._value.to_host(), self.aval)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._value.__array__(dtype, copy)
+
+    def copy(self):
+        return self  # immutable: a copy on the same device is indistinguishable
+
+    def __reduce__(self):
+        return (Array, (np.array(self._value.to_host()), self.weak_type))
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._value.data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._value.data.__dlpack_device__()
+
+
+def _on_host_copy(name):
+    def method(self, *args, **kwargs):
+        return getattr(self._host_array(), name)(*args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("__bool__", "__int__", "__float__", "__complex__", "__index__", "__format__",
+              "item", "tolist", "__str__", "__repr__"):
+    setattr(GpuArray, _name, _on_host_copy(_name))

@@ -1,5 +1,13 @@
-"""Devices: the CPU always; GPUs arrive with the CUDA backend."""
+"""Devices and device memory: the CPU always; a CUDA GPU when one is usable (a real NVIDIA GPU
+with Numba's CUDA target, or Numba's CUDA simulator when `NUMBA_ENABLE_CUDASIM=1`).
+
+Owns `Device`, the device list, and `DeviceBuffer`, the GPU memory behind a GPU `Array`. Finding
+out whether CUDA is usable imports `numba.cuda` (through the CUDA backend's runtime), so it
+happens only when GPU devices are asked for, never on the CPU path.
+"""
 import functools
+
+import numpy as np
 
 
 class Device:
@@ -12,7 +20,8 @@ class Device:
         self.process_index = 0
 
     def __repr__(self):
-        return f"{self.platform.capitalize()}Device(id={self.id})" if self.platform != "cpu" else f"CpuDevice(id={self.id})"
+        name = {"cpu": "CpuDevice", "gpu": "CudaDevice"}.get(self.platform, self.platform.capitalize() + "Device")
+        return f"{name}(id={self.id})"
 
 
 @functools.lru_cache(maxsize=None)
@@ -20,10 +29,45 @@ def cpu_device():
     return Device("cpu", 0)
 
 
+@functools.lru_cache(maxsize=None)
+def gpu_device():
+    return Device("gpu", 0)
+
+
+def _cuda_runtime():
+    from ..codegen.cuda import runtime
+
+    return runtime
+
+
+def gpu_devices():
+    """The usable GPUs: one device (the current CUDA device) or none."""
+    try:
+        runtime = _cuda_runtime()
+    except ImportError:
+        return []
+    return [gpu_device()] if runtime.is_usable() else []
+
+
+_GPU_NAMES = ("gpu", "cuda")
+
+
 def devices(backend=None):
-    if backend not in (None, "cpu"):
-        raise RuntimeError(f"Backend {backend!r} is not available; available backends: ['cpu']")
-    return [cpu_device()]
+    """Devices of `backend` ('cpu', 'gpu'/'cuda'), or all of them, CPU first."""
+    if backend is None:
+        return [cpu_device()] + gpu_devices()
+    if backend == "cpu":
+        return [cpu_device()]
+    if backend in _GPU_NAMES:
+        gpus = gpu_devices()
+        if not gpus:
+            _cuda_runtime().check()  # raises the one-sentence reason
+        return gpus
+    raise RuntimeError(f"Unknown backend {backend!r}; available backends: {available_backends()}")
+
+
+def available_backends():
+    return ["cpu"] + (["gpu"] if gpu_devices() else [])
 
 
 def local_devices(process_index=None, backend=None):
@@ -48,3 +92,105 @@ def process_index():
 
 def default_backend():
     return "cpu"
+
+
+def resolve(device):
+    """A Device from a Device, a platform name ('cpu', 'gpu', 'cuda') or None (the CPU)."""
+    if device is None:
+        return cpu_device()
+    if isinstance(device, Device):
+        return device
+    if isinstance(device, str):
+        return devices(device)[0]
+    raise TypeError(f"expected a Device or a platform name ('cpu', 'gpu'), got {device!r}")
+
+
+# --- GPU memory ------------------------------------------------------------------------------
+
+# Set once a GPU array exists in this process: from then on jit's default executables follow
+# their inputs' device (before that they skip the check; see api._make_executable).
+gpu_arrays_exist = False
+
+
+class DeviceBuffer:
+    """An immutable array in GPU memory: a CuPy array, a Numba device array, anything with
+    `__cuda_array_interface__`, or a simulator array. A GPU `Array` holds one as its value.
+
+    Eager (un-jitted) operations on a GPU array run the NumPy implementation on a host copy:
+    attribute reads it does not define itself (`astype`, `reshape`, ...) and `__array__` see
+    that copy (made once, arrays being immutable). Jitted calls never do.
+    """
+
+    __slots__ = ("data", "shape", "dtype", "_host")
+
+    def __init__(self, data):
+        global gpu_arrays_exist
+        gpu_arrays_exist = True
+        self.data = data
+        self.shape = tuple(data.shape)
+        self.dtype = np.dtype(data.dtype)
+        self._host = None
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    itemsize = property(lambda self: self.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    device = property(lambda self: gpu_device())
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.data.__cuda_array_interface__
+
+    def to_host(self):
+        """The contents as a read-only NumPy array (copied once)."""
+        if self._host is None:
+            host = np.asarray(_cuda_runtime().to_host(self.data)).reshape(self.shape)
+            host.flags.writeable = False
+            self._host = host
+        return self._host
+
+    def block_until_ready(self):
+        _cuda_runtime().synchronize()
+        return self
+
+    def __array__(self, dtype=None, copy=None):
+        host = self.to_host()
+        if copy or (dtype is not None and np.dtype(dtype) != host.dtype):
+            return np.array(host, dtype=dtype)
+        return host
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.to_host(), name)
+
+    def __getitem__(self, idx):
+        return self.to_host()[idx]
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __iter__(self):
+        return iter(self.to_host())
+
+    def __repr__(self):
+        return f"DeviceBuffer(shape={self.shape}, dtype={self.dtype.name}, on {type(self.data).__name__})"
+
+
+def is_device_buffer(value):
+    return type(value) is DeviceBuffer
+
+
+def to_gpu(value):
+    """A DeviceBuffer holding `value` (a host array, or a device array adopted without a copy)."""
+    runtime = _cuda_runtime()
+    runtime.check()
+    if isinstance(value, DeviceBuffer):
+        return value
+    if hasattr(value, "__cuda_array_interface__") or _is_simulator_array(value):
+        return DeviceBuffer(value)
+    return DeviceBuffer(runtime.to_device(np.asarray(value)))
+
+
+def _is_simulator_array(value):
+    return type(value).__name__ == "FakeCUDAArray"

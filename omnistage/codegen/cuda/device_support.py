@@ -1,0 +1,146 @@
+"""Scalar math that generated CUDA kernels call as `_cd.<name>(...)`: libdevice's functions on
+a GPU, NumPy's on the same scalar types under Numba's CUDA simulator (where kernels run as
+Python and must give what the NumPy implementation gives).
+
+Names follow libdevice: `expf` is float32, `exp` float64. Helpers of `codegen.support` that use
+NumPy math (not available in CUDA kernels) have CUDA versions here.
+"""
+import math
+
+import numpy as np
+from numba import config as _numba_config
+from numba import cuda
+
+SIMULATED = bool(_numba_config.ENABLE_CUDASIM)
+
+# NumPy function name (as the CPU scalar rules write it) -> libdevice base name
+LIBDEVICE = {
+    "exp": "exp", "exp2": "exp2", "log": "log", "expm1": "expm1", "log1p": "log1p",
+    "tanh": "tanh", "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin",
+    "arccos": "acos", "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "arcsinh": "asinh",
+    "arccosh": "acosh", "arctanh": "atanh", "cbrt": "cbrt", "erf": "erf", "sqrt": "sqrt",
+    "floor": "floor", "ceil": "ceil", "rint": "rint", "fmod": "fmod", "arctan2": "atan2",
+    "power": "pow", "nextafter": "nextafter", "abs": "fabs",
+}
+
+
+def libdevice_name(numpy_name, dtype):
+    """`_cd` attribute for NumPy function `numpy_name` on real `dtype`, or None."""
+    base = LIBDEVICE.get(numpy_name)
+    if base is None or np.dtype(dtype).name not in ("float32", "float64"):
+        return None
+    return base + "f" if np.dtype(dtype).name == "float32" else base
+
+
+def _numpy_version(numpy_name, cast):
+    fn = {"erf": None}.get(numpy_name, getattr(np, numpy_name, None))
+    if fn is None:  # NumPy has no erf: math.erf in double, rounded to the operand's type
+        return lambda x: cast(math.erf(x))
+    return lambda *a: cast(fn(*a))
+
+
+def _install_simulated():
+    """The simulator: NumPy scalar math, results in the operand's dtype."""
+    g = globals()
+    for numpy_name in LIBDEVICE:
+        for dtype, suffix in ((np.float32, "f"), (np.float64, "")):
+            g[LIBDEVICE[numpy_name] + suffix] = _numpy_version(numpy_name, dtype)
+    g["finitef"] = g["finite"] = lambda x: int(np.isfinite(x))
+
+
+def _install_libdevice():
+    from numba.cuda import libdevice
+
+    g = globals()
+    for base in set(LIBDEVICE.values()):
+        g[base] = getattr(libdevice, base)
+        g[base + "f"] = getattr(libdevice, base + "f")
+    g["finitef"] = libdevice.finitef
+    g["finite"] = libdevice.isfinited
+
+
+if SIMULATED:
+    _install_simulated()
+else:
+    _install_libdevice()
+
+
+# --- helpers with NumPy semantics ----------------------------------------------------------------
+
+_device = (lambda fn: fn) if SIMULATED else cuda.jit(device=True)
+
+_TINY32 = np.float32(float(np.finfo(np.float32).tiny) * 2.0 ** (np.finfo(np.float32).nmant + 2))
+_TINY64 = np.float64(float(np.finfo(np.float64).tiny) * 2.0 ** (np.finfo(np.float64).nmant + 2))
+
+
+def _fma_with(tiny, fused):
+    """fma(a, b, c) as `codegen.support` computes it: one rounding where the product neither
+    overflows nor falls near the subnormals, else `a * b + c`."""
+
+    def fma(a, b, c):
+        prod = a * b
+        naive = prod + c
+        big = abs(prod)
+        if naive - naive == 0 and prod - prod == 0 and (big == 0 or big > tiny):
+            return fused(a, b, c)
+        return naive
+
+    return fma
+
+
+if SIMULATED:
+    from .. import support as _rt
+
+    fma_float32 = _rt.fma_float32
+    fma_float64 = _rt.fma_float64
+    round_half_away = _rt.round_half_away
+
+    def isign(x):
+        return np.sign(x)
+
+    def conj(x):
+        return np.conj(x)
+else:
+    fma_float32 = cuda.jit(device=True)(_fma_with(_TINY32, cuda.fma))
+    fma_float64 = cuda.jit(device=True)(_fma_with(_TINY64, cuda.fma))
+
+    @cuda.jit(device=True)
+    def round_half_away(x, half):
+        return math.floor(x + half) if x >= 0 else math.ceil(x - half)
+
+    @cuda.jit(device=True)
+    def isign(x):
+        return (x > 0) - (x < 0)
+
+    @cuda.jit(device=True)
+    def conj(x):
+        return x.conjugate()
+
+
+@_device
+def argmax_better(v, i, best, at, n):
+    """Whether candidate (v, i) beats (best, at) for argmax: the first NaN wins, then the
+    first maximum (np.argmax); `at == n` marks "no candidate yet"."""
+    if i >= n:
+        return False
+    if at >= n:
+        return True
+    if best != best:
+        return v != v and i < at
+    if v != v:
+        return True
+    return v > best or (v == best and i < at)
+
+
+@_device
+def argmin_better(v, i, best, at, n):
+    """argmin's rule: the first NaN wins, then the first minimum (np.argmin)."""
+    if i >= n:
+        return False
+    if at >= n:
+        return True
+    if best != best:
+        return v != v and i < at
+    if v != v:
+        return True
+    return v < best or (v == best and i < at)

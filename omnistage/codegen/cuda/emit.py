@@ -1,0 +1,686 @@
+"""The Numba CUDA emitter: one module per Program holding a `@cuda.jit` kernel per materialized
+loop nest and a host driver function (plain Python) that allocates device arrays and launches
+the kernels in program order.
+
+Fusion and the scalar/index lowering are the CPU backend's (`plan.py`, `scalar_rules.py`,
+`index_maps.py`, reused through `emit_cpu.Emitter`): a kernel computes one element of its
+output per grid-stride iteration, with fused producers inlined as scalar expressions. NumPy
+math in those expressions becomes libdevice calls (`_cd.expf`), since CUDA kernels have no
+NumPy. Reductions are deterministic block reductions in shared memory (a fixed tree, no
+atomics) with a second pass over per-block partials when one output is split over several
+blocks. `dot_general` calls cuBLAS through CuPy on a GPU with CuPy, else runs a generated
+kernel. Control flow runs on the host, reading back only the scalar a branch needs.
+Statements with no kernel yet run their NumPy implementation on a host copy (marked in the
+source). Every rank-0 value lives in a 1-element device array (`x[0]` in kernels).
+
+Must not import numba.cuda (the generated module does); imports `runtime` only for its
+launch constants, which do not touch the driver.
+"""
+import ast
+import math
+
+import numpy as np
+
+from ...staging import literals
+from ...staging.program import eqn, is_eqn
+from .. import emit_cpu, index_maps, scalar_rules
+from ..emit_cpu import (REDUCTIONS, Emitter, Unsupported, _combine, _loc_comment, _np_dtype,
+                        _numba_ready, _reduction_init)
+from ..plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
+from . import device_support, runtime
+
+CUDA_UNSUPPORTED_DTYPES = {"float16", "bfloat16"}
+_CASTS = {f"np.{n}" for n in ("float32", "float64", "complex64", "complex128", "bool_", "int8", "int16",
+                              "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
+# CPU helpers whose bodies use NumPy math: their CUDA versions live in device_support
+_CUDA_HELPERS = {"_rt.fma_float32": "_cd.fma_float32", "_rt.fma_float64": "_cd.fma_float64",
+                 "_rt.round_half_away": "_cd.round_half_away"}
+
+
+# --- scalar expressions: the CPU rules, NumPy math turned into libdevice calls -------------------
+
+
+class _ToCuda(ast.NodeTransformer):
+    """Rewrites one scalar expression of the CPU rules for CUDA kernels."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = ast.unparse(node.func)
+        if func in _CUDA_HELPERS:
+            node.func = ast.parse(_CUDA_HELPERS[func], mode="eval").body
+            return node
+        if not func.startswith("np.") or func in _CASTS:
+            return node
+        return self._numpy_call(func[3:], node)
+
+    def _numpy_call(self, name, node):
+        kind = self.dtype.kind
+        args = [ast.unparse(a) for a in node.args]
+        if name == "abs" and kind in "iu":
+            text = f"abs({args[0]})"
+        elif name == "isfinite":
+            text = "True" if kind in "iub" else f"(_cd.{'finitef' if self.dtype.itemsize == 4 else 'finite'}({args[0]}) != 0)"
+        elif name == "sign" and kind in "iu":
+            text = f"_cd.isign({args[0]})"
+        elif name == "conj" and kind != "c":
+            text = args[0]
+        elif name == "conj":
+            text = f"_cd.conj({args[0]})"
+        else:
+            fn = device_support.libdevice_name(name, self.dtype)
+            if fn is None:
+                raise Unsupported(f"np.{name} on {self.dtype.name} in CUDA kernels")
+            text = f"_cd.{fn}({', '.join(args)})"
+        return ast.parse(text, mode="eval").body
+
+
+def _math_dtype(dtypes):
+    """The dtype NumPy math in an expression works in: the first inexact operand's."""
+    return next((d for d in dtypes if np.dtype(d).kind in "fc"), dtypes[0])
+
+
+def cuda_expression(expr, dtypes):
+    return ast.unparse(_ToCuda(_math_dtype(dtypes)).visit(ast.parse(expr, mode="eval")))
+
+
+class _Ctx(emit_cpu._Ctx):
+    """No vectorized CPU math in kernels: rules write NumPy calls, which become libdevice."""
+
+    def vmath(self, name, dtype):
+        return None
+
+
+def _elementwise_expr(e, args, in_dtypes, out_dtype):
+    ctx = _Ctx(list(in_dtypes), np.dtype(out_dtype), None)
+    expr = scalar_rules.RULES[e.prim](ctx, *args, **e.params)
+    if e.prim in scalar_rules.NEEDS_CAST and np.dtype(out_dtype).kind in "iu":
+        expr = f"{_np_dtype(out_dtype)}({expr})"
+    return cuda_expression(expr, in_dtypes)
+
+
+def kernel_kind(program, e):
+    """The loop-nest kind of statement `e` in CUDA code (OPAQUE: no kernel template)."""
+    avals = [program.avals[o] for o in e.outs] + [program.atom_aval(a) for a in e.ins]
+    if any(np.dtype(a.dtype).name in CUDA_UNSUPPORTED_DTYPES for a in avals):
+        return OPAQUE
+    if e.prim in scalar_rules.RULES:
+        try:
+            dts = [program.atom_aval(a).dtype for a in e.ins]
+            _elementwise_expr(e, [f"_a{k}" for k in range(len(e.ins))], dts, program.avals[e.outs[0]].dtype)
+        except (Unsupported, KeyError):
+            return OPAQUE
+        return ELEMENTWISE
+    if e.prim in index_maps.INDEX_MAPS:
+        return OPAQUE if e.prim == "reshape" and e.params.get("dimensions") is not None else INDEX
+    if e.prim == "iota":
+        return SOURCE
+    if e.prim in REDUCTIONS or e.prim in ("argmax", "argmin"):
+        return REDUCE
+    return OPAQUE
+
+
+class CudaPlan(Plan):
+    """The CPU fusion plan with kinds decided per statement (dtype-dependent in CUDA)."""
+
+    def __init__(self, program):
+        self._kinds = {}
+        for stmt in program.body:
+            if is_eqn(stmt):
+                e = eqn(stmt)
+                self._kinds[id(stmt)] = kernel_kind(program, e)
+        super().__init__(program, lambda prim: OPAQUE)
+
+    def kind_of(self, e):
+        return self._kinds[id(e.stmt)]
+
+
+# --- kernel bodies --------------------------------------------------------------------------------
+
+
+class KernelBody(Emitter):
+    """Writes one kernel's body with the CPU emitter's element machinery: `value(atom, idx)`
+    inlines fused producers; every materialized array read becomes a kernel parameter."""
+
+    def __init__(self, program, plan, names):
+        self.program = program
+        self.plan = plan
+        self._names = names
+        self.lines, self.indent, self._memo, self._loops, self.params = [], 1, {}, [], []
+
+    def vmath(self, name, dtype):
+        return None
+
+    def _use(self, var):
+        if var not in self.params:
+            self.params.append(var)
+
+    def read(self, var, idx):
+        self._use(var)
+        return f"{var}[{', '.join(map(str, idx))}]"
+
+    def value(self, atom, idx):
+        if not literals.is_literal(atom) and self.plan.materialized(atom.id) and self.aval(atom).ndim == 0:
+            self._use(atom.id)
+            return f"{atom.id}[0]"
+        return super().value(atom, idx)
+
+    def _element(self, e, idx):
+        if self.plan.kind_of(e) != ELEMENTWISE:
+            return super()._element(e, idx)
+        out_aval = self.program.avals[e.outs[0]]
+        args = [self.value(a, [] if self.aval(a).ndim == 0 else idx) for a in e.ins]
+        return _elementwise_expr(e, args, [self.aval(a).dtype for a in e.ins], out_aval.dtype)
+
+    def unflatten(self, flat, shape, names):
+        """Lines splitting flat index `flat` into `names` over `shape` (C order)."""
+        if not shape:
+            return
+        rest = flat
+        for k in range(len(shape) - 1, 0, -1):
+            if shape[k] == 1:
+                self.line(f"{names[k]} = 0")
+                continue
+            self.line(f"{names[k]} = {rest} % {shape[k]}")
+            q = self.fresh("_q")
+            self.line(f"{q} = {rest} // {shape[k]}")
+            rest = q
+        self.line(f"{names[0]} = {rest}")
+
+    def target(self, var, idx):
+        return f"{var}[{', '.join(idx)}]" if idx else f"{var}[0]"
+
+    def block_reduce(self, shared, combine):
+        """The fixed-order tree over the block's shared values (the result lands in [0])."""
+        self.line("cuda.syncthreads()")
+        self.line("_w = _TPB // 2")
+        self.line("while _w > 0:")
+        self.line("    if _t < _w:")
+        self.line(f"        {shared}[_t] = {combine(f'{shared}[_t]', f'{shared}[_t + _w]')}")
+        self.line("    cuda.syncthreads()")
+        self.line("    _w //= 2")
+
+
+# --- the module -------------------------------------------------------------------------------------
+
+
+class CudaModule:
+    """The generated module: kernels, then host functions (bodies before their callers)."""
+
+    def __init__(self, program):
+        self.program = _numba_ready(program)
+        self.const_names = list(self.program.consts)
+        self.kernels = []  # (name, source)
+        self.kernel_params = {}  # kernel name -> [(dtype name, ndim)] for PTX checks
+        self.functions = []
+        self._emitted = set()
+        self._kernel_names = set()
+        for c in self.program.consts.values():
+            if np.asarray(c).dtype.name in CUDA_UNSUPPORTED_DTYPES:
+                raise Unsupported(f"dtype {np.asarray(c).dtype.name} in CUDA kernels")
+
+    def kernel_name(self, base):
+        name, i = f"k_{base}", 1
+        while name in self._kernel_names:
+            name, i = f"k_{base}_{i}", i + 1
+        self._kernel_names.add(name)
+        return name
+
+    def add_kernel(self, name, params, param_avals, body_lines, comment):
+        head = [f"@cuda.jit{comment}", f"def {name}({', '.join(params)}):"]
+        self.kernels.append((name, "\n".join(head + body_lines)))
+        self.kernel_params[name] = [(np.dtype(a.dtype).name, max(a.ndim, 1)) for a in param_avals]
+
+    def body_function(self, ref):
+        name = str(ref)
+        if name not in self._emitted:
+            self._emitted.add(name)
+            self.functions.append(HostDriver(self.program.subprogram(ref), self).emit())
+        return name
+
+    def emit(self):
+        entry = HostDriver(self.program, self).emit()
+        head = [
+            f"# Numba CUDA kernels and host driver for the omnistage program {self.program.name!r}.",
+            "import numpy as np",
+            "from numba import cuda",
+            "from omnistage.codegen import support as _rt",
+            "from omnistage.codegen.cuda import device_support as _cd",
+            "from omnistage.codegen.cuda import runtime as _cu",
+            "",
+            "_TPB = _cu.THREADS_PER_BLOCK  # threads per block (a power of two)",
+        ]
+        blocks = ["\n".join(head)] + [src for _, src in self.kernels] + self.functions + [entry]
+        return "\n\n\n".join(blocks) + "\n"
+
+
+class HostDriver:
+    """One host function: allocations, kernel launches and host control flow, in program
+    order, over device arrays."""
+
+    def __init__(self, program, module):
+        self.program = program
+        self.module = module
+        self.plan = CudaPlan(program)
+        self.lines = []
+        self._names = set(program.avals) | set(program.consts) | set(program.in_names)
+
+    def line(self, text, depth=1):
+        self.lines.append("    " * depth + text)
+
+    def aval(self, atom):
+        return self.program.atom_aval(atom)
+
+    def body(self):
+        return KernelBody(self.program, self.plan, self._names)
+
+    def alloc(self, name, aval, comment=""):
+        self.line(f"{name} = _cu.empty({_shape(aval)!r}, {_np_dtype(aval.dtype)}){comment}")
+
+    def operand(self, atom):
+        """A device-array operand for a host call: literals become 1-element arrays."""
+        if literals.is_literal(atom):
+            return f"_cu.scalar({ast.unparse(atom)}, {_np_dtype(self.aval(atom).dtype)})"
+        return atom.id
+
+    def launch(self, kernel, config, kb, comment=""):
+        self.line(f"{kernel}[{config}]({', '.join(kb.params)}){comment}")
+
+    def finish_kernel(self, kernel, kb, e, extra_params=()):
+        params = list(extra_params) + [p for p in kb.params if p not in extra_params]
+        kb.params = params
+        avals = [self._param_aval(p) for p in params]
+        self.module.add_kernel(kernel, params, avals, kb.lines, _loc_comment(e.stmt))
+
+    def _param_aval(self, name):
+        if name in self.program.avals:
+            return self.program.avals[name]
+        if name in self.program.consts:
+            c = np.asarray(self.program.consts[name])
+            from ...core.aval import ShapedArray
+
+            return ShapedArray(c.shape, c.dtype)
+        return self._extra_avals[name]
+
+    # --- statements ---------------------------------------------------------------------
+
+    def emit_map(self, e):
+        """An elementwise/index/source statement: one grid-stride kernel over its output."""
+        out = e.outs[0]
+        aval = self.program.avals[out]
+        comment = _loc_comment(e.stmt)
+        self.alloc(out, aval, comment)
+        n = aval.size
+        if n == 0:
+            return
+        kernel = self.module.kernel_name(out)
+        kb = self.body()
+        kb._use(out)
+        kb.line(f"for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):")
+        kb.indent += 1
+        idx = [f"_i{k}" for k in range(aval.ndim)]
+        kb.unflatten("_f", aval.shape, idx)
+        v = kb._element(e, idx)
+        kb.line(f"{kb.target(out, idx)} = {v}")
+        self.finish_kernel(kernel, kb, e, [out])
+        self.launch(kernel, f"_cu.grid({n})", kb)
+
+    def emit_reduce(self, e):
+        if e.prim in ("argmax", "argmin"):
+            return self.emit_argreduce(e)
+        (operand,) = e.ins
+        axes = tuple(e.params["axes"])
+        x = self.aval(operand)
+        out = e.outs[0]
+        aval = self.program.avals[out]
+        dt = aval.dtype
+        comment = _loc_comment(e.stmt)
+        kept = [k for k in range(x.ndim) if k not in axes]
+        M = int(np.prod([x.shape[k] for k in kept], dtype=np.int64))
+        K = int(np.prod([x.shape[k] for k in axes], dtype=np.int64))
+        init = _reduction_init(e.prim, dt)
+        if M == 0 or K == 0:
+            self.line(f"{out} = _cu.to_device(np.full({_shape(aval)!r}, {init}, dtype={_np_dtype(dt)})){comment}")
+            return
+        self.alloc(out, aval, comment)
+        P = runtime.partials(M, K)
+        partial = self.fresh(f"{out}_partials") if P > 1 else None
+        if partial:
+            self.line(f"{partial} = _cu.empty(({M * P},), {_np_dtype(dt)})  # per-block partial results")
+            self._extra(partial, (M * P,), dt)
+        combine = lambda a, b: _combine(e.prim, dt, a, b)  # noqa: E731
+        # pass 1: block b reduces chunk b % P of output b // P
+        kernel = self.module.kernel_name(out)
+        kb = self.body()
+        dest = partial or out
+        kb._use(dest)
+        names = [f"_i{k}" for k in range(x.ndim)]
+        self._reduction_head(kb, dt, M * P)
+        if P > 1:
+            kb.line(f"_o = _blk // {P}")
+            kb.line(f"_c = _blk % {P}")
+        else:
+            kb.line("_o = _blk")
+        kb.unflatten("_o", [x.shape[k] for k in kept], [names[k] for k in kept])
+        kb.line(f"_acc = {init}")
+        start = f"_c * _TPB + _t" if P > 1 else "_t"
+        kb.line(f"for _r in range({start}, {K}, {P} * _TPB):" if P > 1 else f"for _r in range(_t, {K}, _TPB):")
+        kb.indent += 1
+        kb.unflatten("_r", [x.shape[k] for k in axes], [names[k] for k in axes])
+        v = kb.value(operand, names)
+        kb.line(f"_acc = {combine('_acc', v)}")
+        kb.indent -= 1
+        kb._memo = {}
+        kb.line("_s[_t] = _acc")
+        kb.block_reduce("_s", combine)
+        kb.line("if _t == 0:")
+        kb.line(f"    {kb.target(out, [names[k] for k in kept]) if not partial else f'{partial}[_blk]'} = _s[0]")
+        kb.line("cuda.syncthreads()  # _s is reused by the block's next output")
+        self.finish_kernel(kernel, kb, e, [dest])
+        self.launch(kernel, f"_cu.blocks({M * P})", kb, "  # pass 1: block reductions")
+        if partial:
+            self._second_pass(e, out, aval, partial, M, P, init, combine, x, kept)
+
+    def _reduction_head(self, kb, dt, n_blocks):
+        kb.line(f"_s = cuda.shared.array(_TPB, dtype={_shared_dtype(dt)})")
+        kb.line("_t = cuda.threadIdx.x")
+        kb.line(f"for _blk in range(cuda.blockIdx.x, {n_blocks}, cuda.gridDim.x):")
+        kb.indent += 1
+
+    def _second_pass(self, e, out, aval, partial, M, P, init, combine, x, kept):
+        kernel = self.module.kernel_name(f"{out}_final")
+        kb = self.body()
+        kb._use(out)
+        kb._use(partial)
+        self._reduction_head(kb, aval.dtype, M)
+        kept_names = [f"_i{k}" for k in kept]
+        kb.line("_o = _blk")
+        kb.unflatten("_o", [x.shape[k] for k in kept], kept_names)
+        kb.line(f"_acc = {init}")
+        kb.line(f"for _r in range(_t, {P}, _TPB):")
+        kb.line(f"    _acc = {combine('_acc', f'{partial}[_o * {P} + _r]')}")
+        kb.line("_s[_t] = _acc")
+        kb.block_reduce("_s", combine)
+        kb.line("if _t == 0:")
+        kb.line(f"    {kb.target(out, kept_names)} = _s[0]")
+        kb.line("cuda.syncthreads()")
+        self.finish_kernel(kernel, kb, e, [out, partial])
+        self.launch(kernel, f"_cu.blocks({M})", kb, "  # pass 2: the partials of each output")
+
+    def emit_argreduce(self, e):
+        """argmax/argmin: one block per output; (value, index) pairs reduced in shared memory
+        with NumPy's rule (first NaN, then first extremum)."""
+        (operand,) = e.ins
+        axis = e.params["axis"]
+        x = self.aval(operand)
+        out = e.outs[0]
+        aval = self.program.avals[out]
+        comment = _loc_comment(e.stmt)
+        kept = [k for k in range(x.ndim) if k != axis]
+        M = int(np.prod([x.shape[k] for k in kept], dtype=np.int64))
+        K = x.shape[axis]
+        self.alloc(out, aval, comment)
+        if M == 0 or K == 0:
+            return
+        better = f"_cd.{e.prim}_better"
+        kernel = self.module.kernel_name(out)
+        kb = self.body()
+        kb._use(out)
+        names = [f"_i{k}" for k in range(x.ndim)]
+        kb.line(f"_sv = cuda.shared.array(_TPB, dtype={_shared_dtype(x.dtype)})")
+        kb.line("_si = cuda.shared.array(_TPB, dtype=np.int64)")
+        kb.line("_t = cuda.threadIdx.x")
+        kb.line(f"for _blk in range(cuda.blockIdx.x, {M}, cuda.gridDim.x):")
+        kb.indent += 1
+        kb.unflatten("_blk", [x.shape[k] for k in kept], [names[k] for k in kept])
+        first = list(names)
+        first[axis] = "0"
+        kb.line(f"_best = {kb.value(operand, first)}")
+        kb.line(f"_at = {K}")
+        kb._memo = {}
+        kb.line(f"for {names[axis]} in range(_t, {K}, _TPB):")
+        kb.indent += 1
+        v = kb.value(operand, names)
+        kb.line(f"if {better}({v}, {names[axis]}, _best, _at, {K}):")
+        kb.line(f"    _best = {v}")
+        kb.line(f"    _at = {names[axis]}")
+        kb.indent -= 1
+        kb._memo = {}
+        kb.line("_sv[_t] = _best")
+        kb.line("_si[_t] = _at")
+        kb.line("cuda.syncthreads()")
+        kb.line("_w = _TPB // 2")
+        kb.line("while _w > 0:")
+        kb.line(f"    if _t < _w and {better}(_sv[_t + _w], _si[_t + _w], _sv[_t], _si[_t], {K}):")
+        kb.line("        _sv[_t] = _sv[_t + _w]")
+        kb.line("        _si[_t] = _si[_t + _w]")
+        kb.line("    cuda.syncthreads()")
+        kb.line("    _w //= 2")
+        kb.line("if _t == 0:")
+        kb.line(f"    {kb.target(out, [names[k] for k in kept])} = {_np_dtype(aval.dtype)}(_si[0])")
+        kb.line("cuda.syncthreads()")
+        self.finish_kernel(kernel, kb, e, [out])
+        self.launch(kernel, f"_cu.blocks({M})", kb)
+
+    def emit_dot_general(self, e):
+        lhs, rhs = e.ins
+        la, ra = self.aval(lhs), self.aval(rhs)
+        out = e.outs[0]
+        aval = self.program.avals[out]
+        (lc, rc), (lb, rb) = e.params["dimension_numbers"]
+        lfree = [d for d in range(la.ndim) if d not in lc and d not in lb]
+        rfree = [d for d in range(ra.ndim) if d not in rc and d not in rb]
+        size = lambda shape, dims: int(np.prod([shape[d] for d in dims], dtype=np.int64))  # noqa: E731
+        B, M, K, N = size(la.shape, lb), size(la.shape, lfree), size(la.shape, lc), size(ra.shape, rfree)
+        comment = _loc_comment(e.stmt)
+        n = aval.size
+        dt = aval.dtype
+        cublas = dt.kind in "fc" and K > 0 and n > 0 and la.ndim and ra.ndim and all(not literals.is_literal(a) for a in e.ins)
+        depth = 1
+        if cublas:
+            lperm, rperm = tuple(lb) + tuple(lfree) + tuple(lc), tuple(rb) + tuple(rc) + tuple(rfree)
+            self.line(f"if _cu.have_cublas():{comment}")
+            self.line(f"{out} = _cu.dot_general_cublas({lhs.id}, {rhs.id}, {lperm!r}, {rperm!r}, "
+                      f"{(B, M, K, N)!r}, {_shape(aval)!r}, {_np_dtype(dt)})  # cuBLAS", 2)
+            self.line("else:")
+            depth = 2
+        self.lines.append("    " * depth + f"{out} = _cu.empty({_shape(aval)!r}, {_np_dtype(dt)}){comment}")
+        if n == 0:
+            return
+        kernel = self.module.kernel_name(out)
+        kb = self.body()
+        kb._use(out)
+        oidx = [f"_i{k}" for k in range(aval.ndim)]
+        kb.line(f"for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):")
+        kb.indent += 1
+        kb.unflatten("_f", aval.shape, oidx)
+        cidx = [f"_c{j}" for j in range(len(lc))]
+        nb, nl = len(lb), len(lfree)
+        lidx = [oidx[lb.index(d)] if d in lb else oidx[nb + lfree.index(d)] if d in lfree else cidx[lc.index(d)] for d in range(la.ndim)]
+        ridx = [oidx[rb.index(d)] if d in rb else oidx[nb + nl + rfree.index(d)] if d in rfree else cidx[rc.index(d)] for d in range(ra.ndim)]
+        kb.line("_acc = False" if dt.kind == "b" else f"_acc = {_np_dtype(dt)}(0)")
+        kb.line(f"for _k in range({K}):")
+        kb.indent += 1
+        kb.unflatten("_k", [la.shape[d] for d in lc], cidx)
+        a, b = kb.value(lhs, lidx), kb.value(rhs, ridx)
+        if dt.kind == "b":
+            kb.line(f"_acc = _acc | ({a} & {b})")
+        elif dt.kind in "iu":
+            kb.line(f"_acc = {_np_dtype(dt)}(_acc + {_np_dtype(dt)}({a} * {b}))")
+        else:
+            kb.line(f"_acc = _acc + {a} * {b}")
+        kb.indent -= 1
+        kb.line(f"{kb.target(out, oidx)} = _acc")
+        self.finish_kernel(kernel, kb, e, [out])
+        self.lines.append("    " * depth + f"{kernel}[_cu.grid({n})]({', '.join(kb.params)})  # generated kernel")
+
+    def emit_concatenate(self, e):
+        out = e.outs[0]
+        aval = self.program.avals[out]
+        dim = e.params["dimension"]
+        self.alloc(out, aval, _loc_comment(e.stmt))
+        offset = 0
+        for j, a in enumerate(e.ins):
+            piece = self.aval(a)
+            n = piece.size
+            if n:
+                kernel = self.module.kernel_name(f"{out}_part{j}")
+                kb = self.body()
+                kb._use(out)
+                idx = [f"_i{k}" for k in range(piece.ndim)]
+                kb.line(f"for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):")
+                kb.indent += 1
+                kb.unflatten("_f", piece.shape, idx)
+                target = [f"{i} + {offset}" if k == dim and offset else i for k, i in enumerate(idx)]
+                kb.line(f"{kb.target(out, target)} = {kb.value(a, idx)}")
+                self.finish_kernel(kernel, kb, e, [out])
+                self.launch(kernel, f"_cu.grid({n})", kb)
+            offset += piece.shape[dim]
+
+    def emit_host_call(self, e):
+        """No kernel for this statement yet: its NumPy implementation runs on a host copy."""
+        in_shapes = tuple(tuple(self.aval(a).shape) for a in e.ins)
+        out_avals = tuple((tuple(self.program.avals[o].shape), self.program.avals[o].dtype.name) for o in e.outs)
+        args = ", ".join(ast.unparse(a) for a in e.ins)
+        targets = ", ".join(e.outs) + ("," if len(e.outs) == 1 else "")
+        self.line(f"# no CUDA kernel for {e.prim!r} yet: it runs on the host (a round trip){_loc_comment(e.stmt)}")
+        self.line(f"{targets} = _cu.host_call({e.prim!r}, {dict(e.params)!r}, {in_shapes!r}, {out_avals!r}"
+                  f"{', ' + args if args else ''})")
+
+    # --- control flow on the host -----------------------------------------------------------
+
+    def _call(self, ref, args):
+        fn = self.module.body_function(ref)
+        return f"{fn}({', '.join(list(args) + self.module.const_names)})"
+
+    def _targets(self, names):
+        return ", ".join(names) + ("," if len(names) == 1 else "")
+
+    def emit_cond(self, e):
+        index, *operands = e.ins
+        operands = [self.operand(a) for a in operands]
+        branches = e.params["branches"]
+        comment = _loc_comment(e.stmt)
+        targets = self._targets(e.outs)
+        if self.aval(index).dtype.kind == "b":
+            self.line(f"if _cu.truth({self.operand(index)}):  # reads the predicate back{comment}")
+            self.line(f"    {targets} = {self._call(branches[1], operands)}")
+            self.line("else:")
+            self.line(f"    {targets} = {self._call(branches[0], operands)}")
+            return
+        k = self.fresh("_branch")
+        self.line(f"{k} = min(max(_cu.index({self.operand(index)}), 0), {len(branches) - 1}){comment}")
+        for i, b in enumerate(branches):
+            head = "if" if i == 0 else "elif" if i < len(branches) - 1 else "else"
+            self.line(f"{head} {k} == {i}:" if head != "else" else "else:")
+            self.line(f"    {targets} = {self._call(b, operands)}")
+
+    def emit_while(self, e):
+        args = [self.operand(a) for a in e.ins]
+        m, n = e.params["cond_nconsts"], e.params["body_nconsts"]
+        cconsts, bconsts, init = args[:m], args[m:m + n], args[m + n:]
+        carry = e.outs
+        self.line(f"{self._targets(carry)} = {', '.join(init)}{',' if len(init) == 1 else ''}{_loc_comment(e.stmt)}")
+        self.line(f"while _cu.truth({self._call(e.params['cond_fun'], cconsts + carry)}[0]):")
+        self.line(f"    {self._targets(carry)} = {self._call(e.params['body_fun'], bconsts + carry)}")
+
+    def emit_scan(self, e):
+        args = [self.operand(a) for a in e.ins]
+        p = e.params
+        m, n, length = p["num_consts"], p["num_carry"], p["length"]
+        consts, init, xs = args[:m], args[m:m + n], args[m + n:]
+        carry, ys = e.outs[:n], e.outs[n:]
+        if carry:
+            self.line(f"{self._targets(carry)} = {', '.join(init)}{',' if len(init) == 1 else ''}{_loc_comment(e.stmt)}")
+        for y in ys:
+            self.alloc(y, self.program.avals[y])
+        t = self.fresh("_t")
+        steps = f"range({length} - 1, -1, -1)" if p["reverse"] else f"range({length})"
+        self.line(f"for {t} in {steps}:")
+        y_steps = [self.fresh(f"{y}_t") for y in ys]
+        result = self._targets(list(carry) + y_steps) if (carry or ys) else "_"
+        slices = [f"_cu.step({x}, {t})" for x in xs]
+        self.line(f"    {result} = {self._call(p['body'], consts + list(carry) + slices)}")
+        for y, ystep in zip(ys, y_steps):
+            self.line(f"    _cu.store_step({y}, {t}, {ystep})")
+
+    # --- the function -------------------------------------------------------------------------
+
+    def fresh(self, base):
+        name, i = base, 1
+        while name in self._names:
+            name, i = f"{base}_{i}", i + 1
+        self._names.add(name)
+        return name
+
+    def _extra(self, name, shape, dtype):
+        from ...core.aval import ShapedArray
+
+        if not hasattr(self, "_extra_avals"):
+            self._extra_avals = {}
+        self._extra_avals[name] = ShapedArray(shape, dtype)
+
+    def emit(self):
+        for stmt in self.program.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.Return)):
+                continue
+            e = eqn(stmt)
+            if len(e.outs) == 1 and not self.plan.materialized(e.outs[0]):
+                continue
+            self._emit_statement(e)
+        outs = [self.operand(a) for a in self.program.out_atoms]
+        self.line(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+        p = self.program
+        head = [f"def {p.name}({', '.join(p.in_names + self.module.const_names)}):"]
+        return "\n".join(head + self.lines)
+
+    def _emit_statement(self, e):
+        if e.prim in CONTROL_FLOW:
+            return CONTROL_FLOW[e.prim](self, e)
+        kind = self.plan.kind_of(e)
+        if kind in (ELEMENTWISE, INDEX, SOURCE):
+            return self.emit_map(e)
+        if kind == REDUCE:
+            return self.emit_reduce(e)
+        rule = OPAQUE_KERNELS.get(e.prim)
+        if rule is not None and not _has_unsupported_dtype(self, e):
+            return rule(self, e)
+        return self.emit_host_call(e)
+
+
+def _has_unsupported_dtype(driver, e):
+    avals = [driver.program.avals[o] for o in e.outs] + [driver.aval(a) for a in e.ins]
+    return any(np.dtype(a.dtype).name in CUDA_UNSUPPORTED_DTYPES for a in avals)
+
+
+def _shape(aval):
+    """Device shape of a value: rank 0 lives in a 1-element array."""
+    return tuple(aval.shape) if aval.ndim else (1,)
+
+
+def _shared_dtype(dt):
+    return "np.bool_" if np.dtype(dt).kind == "b" else _np_dtype(dt)
+
+
+CONTROL_FLOW = {
+    "cond": HostDriver.emit_cond,
+    "while_loop": HostDriver.emit_while,
+    "scan": HostDriver.emit_scan,
+}
+
+OPAQUE_KERNELS = {
+    "dot_general": HostDriver.emit_dot_general,
+    "concatenate": HostDriver.emit_concatenate,
+}
+
+
+def emit_module(program):
+    """(module source, entry function name, {kernel: [(dtype, ndim)] of its parameters})."""
+    module = CudaModule(program)
+    source = module.emit()
+    return source, module.program.name, module.kernel_params
+
+
+__all__ = ["emit_module", "Unsupported", "math"]

@@ -1,0 +1,250 @@
+"""What generated CUDA host drivers call (`_cu.<name>`): availability of CUDA, launch
+configurations, device allocation and transfers, cuBLAS contractions through CuPy, and the
+host round trip for statements that have no kernel yet.
+
+Works on a real GPU (Numba's CUDA target, CuPy when installed) and under Numba's CUDA simulator
+(`NUMBA_ENABLE_CUDASIM=1`, where device arrays are NumPy arrays in disguise and kernels run as
+Python threads). Importing this module never touches the CUDA driver; `check()` does.
+"""
+import functools
+
+import numpy as np
+from numba import config as _numba_config
+from numba import cuda
+
+SIMULATED = bool(_numba_config.ENABLE_CUDASIM)
+
+# Launch geometry. The simulator runs every thread as a Python thread, so it gets tiny blocks
+# and few of them (grid-stride loops make results independent of the geometry).
+THREADS_PER_BLOCK = 8 if SIMULATED else 256
+MAX_BLOCKS = 4 if SIMULATED else 65535
+# a reduction splits each output's elements over at most this many blocks (then a second pass)
+MAX_PARTIALS = 4 if SIMULATED else 1024
+# elements each thread sums before the block reduction, when choosing how many blocks to use
+ITEMS_PER_THREAD = 2 if SIMULATED else 16
+# enough blocks to fill the device without splitting reductions
+BUSY_BLOCKS = 2 if SIMULATED else 528
+
+_INSTALL = 'install the CUDA extra with pip install -e ".[cuda]"'
+
+
+class CudaUnavailableError(RuntimeError):
+    """CUDA cannot be used here: no GPU, no driver or no toolkit (the message says which)."""
+
+
+@functools.lru_cache(maxsize=None)
+def _probe():
+    """None when CUDA is usable, else the one-sentence reason."""
+    if SIMULATED:
+        return None
+    try:
+        available = cuda.is_available()
+    except Exception as e:  # noqa: BLE001 - any driver failure means "not usable"
+        return f"the CUDA driver failed to start ({type(e).__name__}: {_first_line(e)}); check the NVIDIA driver installation"
+    if available:
+        return None
+    error = cuda.cuda_error()
+    text = str(error or "")
+    if "driver library cannot be found" in text or "libcuda" in text:
+        return "no NVIDIA driver was found (libcuda.so could not be loaded): this machine has no usable NVIDIA GPU"
+    if "no CUDA-capable device" in text or "CUDA_ERROR_NO_DEVICE" in text or not text.strip():
+        return "the NVIDIA driver found no CUDA-capable GPU"
+    return f"CUDA could not be initialized ({_first_line(text)})"
+
+
+def _first_line(e):
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+def is_usable():
+    return _probe() is None
+
+
+def check():
+    """Raise CudaUnavailableError (one sentence: what is missing, how to fix) unless usable."""
+    reason = _probe()
+    if reason is not None:
+        raise CudaUnavailableError(
+            f"The CUDA backend cannot run: {reason}. Use a machine with an NVIDIA GPU and "
+            f"{_INSTALL}, or run on the CPU (backend='cpu')."
+        )
+
+
+def toolkit_error(exc):
+    """The one-sentence error for a kernel that cannot be compiled because NVVM is missing,
+    or None when `exc` is some other failure."""
+    text = str(exc)
+    if "NVVM" in text or "libnvvm" in text or "libNVVM" in text or "CUDA_HOME" in text:
+        return CudaUnavailableError(
+            f"The CUDA toolkit's compiler (libNVVM) was not found, so kernels cannot be "
+            f"compiled: {_INSTALL} (or set CUDA_HOME to a CUDA toolkit)."
+        )
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _cupy():
+    """CuPy when it is installed and a real GPU runs (cuBLAS, CuPy-backed arrays), else None."""
+    if SIMULATED:
+        return None
+    try:
+        import cupy
+    except ImportError:
+        return None
+    return cupy
+
+
+def have_cublas():
+    return _cupy() is not None
+
+
+# --- launch configuration ----------------------------------------------------------------
+
+
+def grid(n):
+    """(blocks, threads) for a grid-stride loop over `n` elements (n >= 1)."""
+    blocks = min(MAX_BLOCKS, -(-n // THREADS_PER_BLOCK))
+    return max(blocks, 1), THREADS_PER_BLOCK
+
+
+def partials(outputs, size):
+    """How many blocks share one reduction output: enough to fill the device, one when the
+    outputs alone do, never more than the elements need."""
+    if outputs >= BUSY_BLOCKS:
+        return 1
+    need = -(-size // (THREADS_PER_BLOCK * ITEMS_PER_THREAD))
+    want = -(-BUSY_BLOCKS // max(outputs, 1))
+    return max(1, min(need, want, MAX_PARTIALS))
+
+
+def blocks(n):
+    """Blocks for a block-per-item loop over `n` items."""
+    return max(1, min(MAX_BLOCKS, n)), THREADS_PER_BLOCK
+
+
+# --- memory ------------------------------------------------------------------------------
+
+
+def empty(shape, dtype):
+    """A new device array (CuPy's allocator when CuPy runs, so results are CuPy-backed)."""
+    cp = _cupy()
+    if cp is not None:
+        return cp.empty(shape, dtype=dtype)
+    return cuda.device_array(shape, dtype=np.dtype(dtype))
+
+
+def to_device(value):
+    """A host value copied to a new device array (rank 0 included)."""
+    value = np.ascontiguousarray(value)
+    cp = _cupy()
+    if cp is not None:
+        return cp.asarray(value)
+    return cuda.to_device(value)
+
+
+def scalar(value, dtype):
+    """A rank-0 value as the 1-element device array the kernels read (`x[0]`)."""
+    return to_device(np.asarray([value], dtype=dtype))
+
+
+def to_host(array):
+    """A device array's contents as a NumPy array (synchronizes)."""
+    if isinstance(array, np.ndarray):
+        return array
+    if hasattr(array, "get") and _cupy() is not None and isinstance(array, _cupy().ndarray):
+        return array.get()
+    if hasattr(array, "copy_to_host"):
+        return array.copy_to_host()
+    return cuda.as_cuda_array(array).copy_to_host()
+
+
+def as_kernel_arg(array):
+    """What a kernel accepts for a device array given by the user (anything with
+    `__cuda_array_interface__`, or a simulator array)."""
+    if SIMULATED or hasattr(array, "__cuda_array_interface__"):
+        return array
+    raise TypeError(f"expected a device array, got {type(array).__name__}")
+
+
+def rank1(array):
+    """A rank-0 device array as the 1-element array kernels read."""
+    return array.reshape((1,))
+
+
+def rank0(array):
+    """A 1-element kernel result as the rank-0 array the program returns."""
+    return array.reshape(())
+
+
+def truth(array):
+    """The boolean value of a device scalar (the one read-back a host branch needs)."""
+    return bool(to_host(array).reshape(-1)[0])
+
+
+def index(array):
+    return int(to_host(array).reshape(-1)[0])
+
+
+def synchronize():
+    if not SIMULATED:
+        cuda.synchronize()
+
+
+# --- scan steps ----------------------------------------------------------------------------
+
+
+def step(xs, t):
+    """Slice `t` of the stacked `xs` as a device array (a rank-0 slice stays a 1-element array)."""
+    return xs[t:t + 1] if xs.ndim == 1 else xs[t]
+
+
+@functools.lru_cache(maxsize=None)
+def _copy_kernel():
+    @cuda.jit
+    def copy_flat(dst, src):
+        for i in range(cuda.grid(1), dst.shape[0], cuda.gridsize(1)):
+            dst[i] = src[i]
+
+    return copy_flat
+
+
+def store_step(ys, t, y):
+    """ys[t] = y on the device (ys is contiguous: a fresh allocation)."""
+    dst = step(ys, t).reshape(-1)
+    src = y.reshape(-1) if y.ndim != 1 else y
+    if dst.shape[0]:
+        _copy_kernel()[grid(dst.shape[0])](dst, src)
+
+
+# --- contractions through cuBLAS -------------------------------------------------------------
+
+
+def dot_general_cublas(lhs, rhs, lperm, rperm, bmkn, out_shape, dtype):
+    """dot_general as one batched matmul by CuPy (cuBLAS): operands transposed to
+    (batch, free, contracting) and (batch, contracting, free)."""
+    cp = _cupy()
+    B, M, K, N = bmkn
+    lhs3 = cp.ascontiguousarray(cp.asarray(lhs).transpose(lperm)).reshape((B, M, K))
+    rhs3 = cp.ascontiguousarray(cp.asarray(rhs).transpose(rperm)).reshape((B, K, N))
+    return cp.matmul(lhs3, rhs3).astype(dtype, copy=False).reshape(out_shape)
+
+
+# --- the host round trip ---------------------------------------------------------------------
+
+
+def host_call(prim, params, in_shapes, out_avals, *operands):
+    """Run primitive `prim` with its NumPy implementation on host copies of `operands` (of
+    shapes `in_shapes`) and copy the results (`out_avals`: (shape, dtype) pairs) back: the
+    statements that have no CUDA kernel yet."""
+    from ...core.primitive import registry
+
+    host = [np.asarray(o) if np.isscalar(o) else to_host(o).reshape(shape) for o, shape in zip(operands, in_shapes)]
+    outs = registry[prim].impl(*host, **params)
+    if not registry[prim].multiple_results:
+        outs = [outs]
+    results = []
+    for value, (shape, dtype) in zip(outs, out_avals):
+        value = np.asarray(value, dtype=dtype).reshape(shape)
+        results.append(to_device(value.reshape((1,)) if value.ndim == 0 else value))
+    return results
