@@ -152,7 +152,8 @@ def _hashable_static(value, name_of):
 # --- executables -------------------------------------------------------------------------
 
 
-_BACKEND_ALIASES = {"cpu": "cpu", "numba": "cpu", "interpreter": "interpreter", "numpy": "interpreter"}
+_BACKEND_ALIASES = {"cpu": "cpu", "numba": "cpu", "interpreter": "interpreter", "numpy": "interpreter",
+                    "gpu": "cuda", "cuda": "cuda"}
 
 
 def _make_executable(program, backend):
@@ -160,17 +161,24 @@ def _make_executable(program, backend):
     name = backend or config.read("omnistage_default_backend")
     kind = _BACKEND_ALIASES.get(name)
     if kind is None:
-        if name in ("gpu", "cuda"):
-            raise RuntimeError(
-                "The CUDA backend is not available in this build of omnistage yet; use "
-                "backend='cpu' (Numba) or backend='interpreter'."
-            )
-        raise ValueError(f"Unknown backend {name!r}; choose 'cpu' (Numba) or 'interpreter'.")
+        raise ValueError(f"Unknown backend {name!r}; choose 'cpu' (Numba), 'cuda' (or 'gpu') or 'interpreter'.")
     from .codegen import executable
 
     if kind == "interpreter":
         return executable.InterpretedProgram(program)
-    return executable.compile_for_cpu(program)
+    if kind == "cuda":
+        from .codegen.cuda.executable import compile_for_cuda
+
+        return compile_for_cuda(program)
+    cpu = executable.compile_for_cpu(program)
+    from .core import devices
+
+    if backend is None and devices.gpu_arrays_exist:
+        # computation follows its inputs' device (no check at all until a GPU array exists)
+        from .codegen.cuda.executable import FollowDevice
+
+        return FollowDevice(program, cpu)
+    return cpu
 
 
 class Compiled:
@@ -495,10 +503,35 @@ def eval_shape(fun, *args, **kwargs):
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-    """Put every leaf of `x` on `device` (the CPU): Python and NumPy values become Arrays."""
+    """Put every leaf of `x` on `device` (a Device, 'cpu', 'gpu'/'cuda'; None: the CPU, or
+    where an Array already is): Python and NumPy values become Arrays, GPU arrays are backed by
+    device memory (anything with `__cuda_array_interface__` is adopted without a copy)."""
     from . import numpy as jnp
+    from .core import devices
+    from .core.array import GpuArray
 
-    return tree_util.tree_map(lambda l: l if isinstance(l, (Array, Tracer)) else jnp.asarray(l), x)
+    target = None if device is None else devices.resolve(device)
+
+    def put(leaf):
+        if isinstance(leaf, Tracer):
+            return leaf
+        on_gpu = isinstance(leaf, GpuArray) or hasattr(leaf, "__cuda_array_interface__") or devices.is_device_buffer(leaf)
+        if target is None or target.platform == "cpu":
+            if target is not None and on_gpu:
+                host = np.asarray(leaf)
+                return jnp.asarray(host) if not isinstance(leaf, Array) else Array.from_numpy(host, leaf.aval)
+            return leaf if isinstance(leaf, Array) else jnp.asarray(leaf)
+        if isinstance(leaf, GpuArray):
+            return leaf
+        if isinstance(leaf, Array):
+            return GpuArray.from_buffer(devices.to_gpu(leaf._value), leaf.aval)
+        if on_gpu:
+            buf = devices.to_gpu(leaf)
+            return GpuArray.from_buffer(buf, ShapedArray(buf.shape, dtypes.canonicalize_dtype(buf.dtype)))
+        host = jnp.asarray(leaf)
+        return GpuArray.from_buffer(devices.to_gpu(host._value), host.aval)
+
+    return tree_util.tree_map(put, x)
 
 
 def block_until_ready(x):
