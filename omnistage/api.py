@@ -515,7 +515,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     def put(leaf):
         if isinstance(leaf, Tracer):
             return leaf
-        on_gpu = isinstance(leaf, GpuArray) or hasattr(leaf, "__cuda_array_interface__") or devices.is_device_buffer(leaf)
+        on_gpu = isinstance(leaf, GpuArray) or devices.is_device_array(leaf)
         if target is None or target.platform == "cpu":
             if target is not None and on_gpu:
                 host = np.asarray(leaf)
@@ -527,7 +527,9 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
             return GpuArray.from_buffer(devices.to_gpu(leaf._value), leaf.aval)
         if on_gpu:
             buf = devices.to_gpu(leaf)
-            return GpuArray.from_buffer(buf, ShapedArray(buf.shape, dtypes.canonicalize_dtype(buf.dtype)))
+            if dtypes.canonicalize_dtype(buf.dtype) == buf.dtype:  # else: converted on the host below
+                return GpuArray.from_buffer(buf, ShapedArray(buf.shape, buf.dtype))
+            leaf = np.asarray(buf)
         host = jnp.asarray(leaf)
         return GpuArray.from_buffer(devices.to_gpu(host._value), host.aval)
 

@@ -194,3 +194,9 @@ def to_gpu(value):
 
 def _is_simulator_array(value):
     return type(value).__name__ == "FakeCUDAArray"
+
+
+def is_device_array(value):
+    """Whether `value` lives in GPU memory: a DeviceBuffer, anything with
+    `__cuda_array_interface__`, or a simulator device array."""
+    return type(value) is DeviceBuffer or hasattr(value, "__cuda_array_interface__") or _is_simulator_array(value)
