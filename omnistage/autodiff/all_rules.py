@@ -2,3 +2,5 @@
 from . import elementwise_rules  # noqa: F401
 from . import structural_rules  # noqa: F401
 from . import control_flow_rules  # noqa: F401
+from . import reduction_rules  # noqa: F401
+from . import shape_rules  # noqa: F401
