@@ -15,6 +15,7 @@ from .api import (
     Compiled, Lowered, ShapeDtypeStruct, block_until_ready, device_put, eval_shape, jit,
     make_jaxpr,
 )
+from .autodiff.custom import custom_jvp, custom_vjp
 from .api_grad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 
 __version__ = "0.1.0"
@@ -24,5 +25,5 @@ __all__ = [
     "device_put", "devices", "disable_jit", "errors", "eval_shape", "jit", "lax",
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
     "process_index", "random", "tree_util", "dtypes", "grad", "hessian", "jacfwd", "jacrev",
-    "jvp", "linearize", "value_and_grad", "vjp",
+    "jvp", "linearize", "value_and_grad", "vjp", "custom_jvp", "custom_vjp",
 ]

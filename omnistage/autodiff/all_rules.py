@@ -4,3 +4,5 @@ from . import structural_rules  # noqa: F401
 from . import control_flow_rules  # noqa: F401
 from . import reduction_rules  # noqa: F401
 from . import shape_rules  # noqa: F401
+from . import custom  # noqa: F401
+from . import indexing_rules  # noqa: F401
