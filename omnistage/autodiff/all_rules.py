@@ -6,3 +6,6 @@ from . import reduction_rules  # noqa: F401
 from . import shape_rules  # noqa: F401
 from . import custom  # noqa: F401
 from . import indexing_rules  # noqa: F401
+from . import sorting_rules  # noqa: F401
+from . import linalg_rules  # noqa: F401
+from . import convolution_rules  # noqa: F401

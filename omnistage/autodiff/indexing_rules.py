@@ -13,7 +13,8 @@ zero. `scatter_mul` is exact with zeros and duplicates (per position: the produc
 other factors). `scatter_min`/`scatter_max` split the derivative evenly among the operand
 entry and the updates that attain the result, as JAX does.
 
-Also the gather helpers other rule modules use to permute tangents (`take_along_axis`).
+Also the gather helpers other rule modules use to permute tangents (`take_along_axis` and
+its transpose `put_along_axis`).
 Imports lax and the rule tables only.
 """
 import numpy as np
@@ -65,15 +66,27 @@ def _gather_rows(x, operand, indices, updates, axes):
     return E.select(_row_in_bounds(operand, indices, updates, axes), got, _c(got, 0))
 
 
-def take_along_axis(x, idx, axis):
-    """x[..., idx, ...]: entry i of the result along `axis` is x at idx[i] (same shape as
-    `idx`), as a gather over every axis (whose transpose is a scatter_add)."""
+def along_axis_indices(idx, axis):
+    """Gather indices (shape idx.shape + (ndim,), addressing every axis in order) that pick
+    position idx[i] along `axis` and i itself along the other axes."""
     shape = _shape(idx)
     ndim = len(shape)
     dt = aval_of(idx).dtype
     cols = [idx if d == axis else S.broadcasted_iota(dt, shape, d) for d in range(ndim)]
-    full = S.concatenate([S.reshape(c, shape + (1,)) for c in cols], ndim)
-    return I.gather(x, full, tuple(range(ndim)))
+    return S.concatenate([S.reshape(c, shape + (1,)) for c in cols], ndim)
+
+
+def take_along_axis(x, idx, axis):
+    """Entry i of the result along `axis` is x at idx[i] (shape of `idx`); its transpose is
+    `put_along_axis`."""
+    return I.gather(x, along_axis_indices(idx, axis), tuple(range(len(_shape(idx)))))
+
+
+def put_along_axis(ct, x, idx, axis):
+    """The transpose of `take_along_axis(x, idx, axis)` applied to `ct`: zeros of x's
+    shape with each ct entry added at the position it was taken from."""
+    full = along_axis_indices(idx, axis)
+    return I.scatter_add(Z.zeros(aval_of(x)), full, ct, tuple(range(len(_shape(idx)))))
 
 
 # --- dynamic_slice / dynamic_update_slice -------------------------------------------------
