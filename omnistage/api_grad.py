@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from .api import _arg_names, _leaf_names, _staged_constant, leaf_aval
+from .api import _arg_names, _leaf_names, _staged_constant, leaf_aval, leaf_value
 from .autodiff import all_rules  # noqa: F401 - fills the rule tables
 from .autodiff import forward, reverse
 from .autodiff import zeros as Z
@@ -76,7 +76,8 @@ def stage_function(fun, args, kwargs=None, transform="grad", has_aux=False):
     debug = DebugInfo(fun, transform, names)
     program, trace = stage(flat_fun, avals, names, debug, name=getattr(fun, "__name__", "fn"))
     s.program = program
-    s.args = list(leaves) + [t for t, _ in trace.captures]
+    values = [x if isinstance(x, (Array, Tracer)) else Array.from_numpy(leaf_value(x, a), a) for x, a in zip(leaves, avals)]
+    s.args = values + [t for t, _ in trace.captures]
     s.n_leaves = len(leaves)
     s.in_tree = in_tree
     return s

@@ -534,13 +534,41 @@ def test_004_randn():
     assert rands.shape == (2, 3)
 
 
-@NEEDS_GRAD
-def test_004_grad_how_to():
-    def expo_fn(x, y):
-        return x**4 + 2**y + 3
+def expo_fn(x, y):
+    return x**4 + 2**y + 3
 
-    grad_x_fn = jax.grad(expo_fn)
-    assert grad_x_fn(1.0, 2.0).item() == 4.0
+
+def test_004_grad_how_to():
+    x, y = 1.0, 2.0
+    grad_x_fn = jax.grad(expo_fn)  # 4x^3
+    grad2_x_fn = jax.grad(grad_x_fn)  # 12x^2
+    grad3_x_fn = jax.grad(grad2_x_fn)  # 24x
+    assert grad_x_fn(x, y).item() == 4.0
+    assert grad2_x_fn(x, y).item() == 12.0
+    assert grad3_x_fn(x, y).item() == 24.0
+
+
+def test_004_differentiating_different_arguments():
+    x, y = 1.0, 2.0
+    assert jax.grad(expo_fn, argnums=1)(x, y).item() == 2.7725887298583984
+    gx, gy = jax.grad(expo_fn, argnums=(0, 1))(x, y)
+    assert (gx.item(), gy.item()) == (4.0, 2.7725887298583984)
+
+
+def poly_fn_and_aux(x, y):
+    aux_output = ({"y": y}, 1337)
+    return x**4 + (y - 1) ** 2 + 3, aux_output
+
+
+def test_004_value_and_grad_and_has_aux():
+    x, y = 1.0, 2.0
+    result, grad = jax.value_and_grad(expo_fn)(x, y)
+    assert (result.item(), grad.item()) == (8.0, 4.0)
+    grad, aux = jax.grad(poly_fn_and_aux, has_aux=True)(x, y)
+    assert grad.item() == 4.0
+    assert aux[0]["y"].item() == 2.0 and aux[1].item() == 1337
+    (result, aux), grad = jax.value_and_grad(poly_fn_and_aux, has_aux=True)(x, y)
+    assert (result.item(), grad.item(), aux[1].item()) == (5.0, 4.0, 1337)
 
 
 def jax_spectral_radius(mat):
