@@ -16,6 +16,7 @@ from .linalg import *  # noqa: F401,F403
 from .convolution import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
 from .stop_gradient import *  # noqa: F401,F403
+from .parallel import *  # noqa: F401,F403
 
 __all__ = [
     name

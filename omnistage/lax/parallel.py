@@ -1,0 +1,206 @@
+"""Collectives over named axes: `psum`, `pmean`, `pmax`, `pmin`, `all_gather`, `axis_index`.
+
+They mean something only inside a transformation that binds the axis name (`vmap(...,
+axis_name='i')`; later `pmap`): the batching pass (`omnistage.vectorize`) rewrites each
+into a reduction, broadcast or iota over its batch dimension, so no collective ever reaches
+code generation. The names currently bound live in a small stack (`axis_env`), pushed by
+`vmap` while it stages and batches a function; a collective whose name is not bound raises
+`NameError` with JAX's message, eagerly and while staging alike.
+
+Primitive forms (params are literals so programs print as Python):
+
+    y = psum(x, axis_name=('i',))          # also pmax, pmin: the reduction over the axes
+    y = all_gather(x, axis_name=('i',), axis=0, tiled=False)
+    i = axis_index(axis_name='i')          # int32 scalar: this example's position
+
+Imports core only.
+"""
+import contextlib
+
+import numpy as np
+
+from ..core import dtypes
+from ..core import tree_util
+from ..core.aval import ShapedArray
+from ..core.primitive import Primitive
+from . import elementwise as E
+from ._rules import operands
+
+# --- the axis environment --------------------------------------------------------------------
+
+# (name, size) of every named axis bound by an enclosing transformation, innermost last.
+_axis_env = []
+
+
+@contextlib.contextmanager
+def extend_axis_env(name, size):
+    """Bind axis `name` (of `size` examples) for the collectives staged inside."""
+    if name is None:
+        yield
+        return
+    _axis_env.append((name, int(size)))
+    try:
+        yield
+    finally:
+        _axis_env.pop()
+
+
+def bound_axis_names():
+    return [n for n, _ in _axis_env]
+
+
+def axis_size(name):
+    """The size of the innermost binding of axis `name` (NameError when unbound)."""
+    for n, size in reversed(_axis_env):
+        if n == name:
+            return size
+    raise _unbound(name)
+
+
+def _unbound(name):
+    return NameError(
+        f"unbound axis name: {name}. The following axis names (e.g. defined by pmap) are "
+        f"available to collective operations: {bound_axis_names()}"
+    )
+
+
+def _check_bound(names):
+    bound = bound_axis_names()
+    for n in names:
+        if n not in bound:
+            raise _unbound(n)
+
+
+def _names_tuple(axis_name):
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    for n in names:
+        if not isinstance(n, (str, int)) or isinstance(n, bool):
+            raise TypeError(
+                f"axis names must be strings (or ints), got {n!r} of type {type(n).__name__}; "
+                f"name the axis with vmap(..., axis_name='i')"
+            )
+    return names
+
+
+# --- primitives ------------------------------------------------------------------------------
+
+
+def _reduce_abstract(x, *, axis_name):
+    _check_bound(axis_name)
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _unbound_impl(*args, axis_name, **params):
+    # Reached only if a collective survives outside every transformation binding its axis.
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    _check_bound(names)
+    raise NotImplementedError(
+        f"collective over axis {names} has no standalone implementation: it runs only inside "
+        f"vmap(..., axis_name=...), which rewrites it"
+    )
+
+
+psum_p = Primitive("psum", _reduce_abstract, _unbound_impl)
+pmax_p = Primitive("pmax", _reduce_abstract, _unbound_impl)
+pmin_p = Primitive("pmin", _reduce_abstract, _unbound_impl)
+
+
+def _all_gather_abstract(x, *, axis_name, axis, tiled):
+    _check_bound(axis_name)
+    n = 1
+    for name in axis_name:
+        n *= axis_size(name)
+    if tiled:
+        if x.ndim == 0:
+            raise ValueError("all_gather with tiled=True requires an operand of rank >= 1, got a scalar")
+        if not 0 <= axis < x.ndim:
+            raise ValueError(f"all_gather axis {axis} is out of bounds for an operand of shape {x.shape}")
+        shape = x.shape[:axis] + (n * x.shape[axis],) + x.shape[axis + 1:]
+    else:
+        if not 0 <= axis <= x.ndim:
+            raise ValueError(f"all_gather axis {axis} is out of bounds for an operand of shape {x.shape}")
+        shape = x.shape[:axis] + (n,) + x.shape[axis:]
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+all_gather_p = Primitive("all_gather", _all_gather_abstract, _unbound_impl)
+
+
+def _axis_index_abstract(*, axis_name):
+    _check_bound((axis_name,))
+    return ShapedArray((), np.dtype("int32"))
+
+
+axis_index_p = Primitive("axis_index", _axis_index_abstract, _unbound_impl)
+
+COLLECTIVES = ("psum", "pmax", "pmin", "all_gather", "axis_index")
+
+
+# --- user functions --------------------------------------------------------------------------
+
+
+def _no_groups(axis_index_groups, name):
+    if axis_index_groups is not None:
+        raise NotImplementedError(f"{name}: axis_index_groups is not supported")
+
+
+def _reducer(prim):
+    def reduce(x, axis_name, *, axis_index_groups=None):
+        _no_groups(axis_index_groups, prim.name)
+        names = _names_tuple(axis_name)
+
+        def leaf(v):
+            (v,) = operands(v)
+            return prim.bind(v, axis_name=names)
+
+        return tree_util.tree_map(leaf, x)
+
+    reduce.__name__ = prim.name
+    reduce.__doc__ = f"The {prim.name[1:]} of `x` (a pytree) over the examples of the named axis."
+    return reduce
+
+
+psum = _reducer(psum_p)
+pmax = _reducer(pmax_p)
+pmin = _reducer(pmin_p)
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """The mean of `x` (a pytree) over the named axis (integers give floats, as jnp.mean)."""
+    _no_groups(axis_index_groups, "pmean")
+    names = _names_tuple(axis_name)
+    count = psum_p.bind(*operands(1), axis_name=names)
+
+    def leaf(v):
+        (v,) = operands(v)
+        if not dtypes.is_inexact(v.dtype):
+            v = E.convert_element_type(v, dtypes.canonicalize_dtype(np.float64))
+        total = psum_p.bind(v, axis_name=names)
+        return E.div(total, E._convert_weak(count, v.dtype, True))
+
+    return tree_util.tree_map(leaf, x)
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+    """Every example's `x` stacked along a new `axis` (concatenated along it if `tiled`)."""
+    _no_groups(axis_index_groups, "all_gather")
+    names = _names_tuple(axis_name)
+
+    def leaf(v):
+        (v,) = operands(v)
+        ax = int(axis)
+        ndim_out = v.ndim if tiled else v.ndim + 1
+        if ax < 0:
+            ax += ndim_out
+        return all_gather_p.bind(v, axis_name=names, axis=ax, tiled=bool(tiled))
+
+    return tree_util.tree_map(leaf, x)
+
+
+def axis_index(axis_name):
+    """This example's int32 position along the named axis."""
+    (name,) = _names_tuple(axis_name)
+    return axis_index_p.bind(axis_name=name)
+
+
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index"]

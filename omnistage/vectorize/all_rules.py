@@ -1,0 +1,8 @@
+"""Imports every batching rule module, filling `rules.BATCH` (one line per module)."""
+from . import elementwise_rules  # noqa: F401
+from . import structural_rules  # noqa: F401
+from . import indexing_rules  # noqa: F401
+from . import linalg_rules  # noqa: F401
+from . import control_flow_rules  # noqa: F401
+from . import collective_rules  # noqa: F401
+from . import custom_rules  # noqa: F401
