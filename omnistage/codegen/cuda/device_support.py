@@ -7,6 +7,7 @@ NumPy math (not available in CUDA kernels) have CUDA versions here.
 """
 import math
 
+import numba
 import numpy as np
 from numba import config as _numba_config
 from numba import cuda
@@ -66,27 +67,14 @@ else:
 
 
 # --- helpers with NumPy semantics ----------------------------------------------------------------
+# Numba functions inlined into the kernel's IR (inline='always'): typed and lowered by the CUDA
+# target at the call site, so PTX can be produced without a GPU (a separately compiled CUDA
+# device function asks the driver for the current device's compute capability).
 
-_device = (lambda fn: fn) if SIMULATED else cuda.jit(device=True)
+_inline = numba.njit(inline="always")
 
 _TINY32 = np.float32(float(np.finfo(np.float32).tiny) * 2.0 ** (np.finfo(np.float32).nmant + 2))
 _TINY64 = np.float64(float(np.finfo(np.float64).tiny) * 2.0 ** (np.finfo(np.float64).nmant + 2))
-
-
-def _fma_with(tiny, fused):
-    """fma(a, b, c) as `codegen.support` computes it: one rounding where the product neither
-    overflows nor falls near the subnormals, else `a * b + c`."""
-
-    def fma(a, b, c):
-        prod = a * b
-        naive = prod + c
-        big = abs(prod)
-        if naive - naive == 0 and prod - prod == 0 and (big == 0 or big > tiny):
-            return fused(a, b, c)
-        return naive
-
-    return fma
-
 
 if SIMULATED:
     from .. import support as _rt
@@ -101,46 +89,56 @@ if SIMULATED:
     def conj(x):
         return np.conj(x)
 else:
-    fma_float32 = cuda.jit(device=True)(_fma_with(_TINY32, cuda.fma))
-    fma_float64 = cuda.jit(device=True)(_fma_with(_TINY64, cuda.fma))
+    @_inline
+    def fma_float32(a, b, c):
+        """fma(a, b, c) as `codegen.support` computes it: one rounding where the product
+        neither overflows nor falls near the subnormals, else `a * b + c`."""
+        prod = a * b
+        naive = prod + c
+        big = abs(prod)
+        if math.isfinite(naive) and math.isfinite(prod) and (big == 0 or big > _TINY32):
+            return cuda.fma(a, b, c)
+        return naive
 
-    @cuda.jit(device=True)
+    @_inline
+    def fma_float64(a, b, c):
+        prod = a * b
+        naive = prod + c
+        big = abs(prod)
+        if math.isfinite(naive) and math.isfinite(prod) and (big == 0 or big > _TINY64):
+            return cuda.fma(a, b, c)
+        return naive
+
+    @_inline
     def round_half_away(x, half):
         return math.floor(x + half) if x >= 0 else math.ceil(x - half)
 
-    @cuda.jit(device=True)
+    @_inline
     def isign(x):
         return (x > 0) - (x < 0)
 
-    @cuda.jit(device=True)
+    @_inline
     def conj(x):
         return x.conjugate()
 
 
-@_device
-def argmax_better(v, i, best, at, n):
-    """Whether candidate (v, i) beats (best, at) for argmax: the first NaN wins, then the
-    first maximum (np.argmax); `at == n` marks "no candidate yet"."""
-    if i >= n:
-        return False
-    if at >= n:
-        return True
-    if best != best:
-        return v != v and i < at
-    if v != v:
-        return True
-    return v > best or (v == best and i < at)
+def _argbetter(greater):
+    """Whether candidate (v, i) beats (best, at): the first NaN wins, then the first extremum
+    (np.argmax / np.argmin); `at == n` marks "no candidate yet"."""
+
+    def better(v, i, best, at, n):
+        if i >= n:
+            return False
+        if at >= n:
+            return True
+        if best != best:
+            return v != v and i < at
+        if v != v:
+            return True
+        return (v > best if greater else v < best) or (v == best and i < at)
+
+    return better
 
 
-@_device
-def argmin_better(v, i, best, at, n):
-    """argmin's rule: the first NaN wins, then the first minimum (np.argmin)."""
-    if i >= n:
-        return False
-    if at >= n:
-        return True
-    if best != best:
-        return v != v and i < at
-    if v != v:
-        return True
-    return v < best or (v == best and i < at)
+argmax_better = _argbetter(True) if SIMULATED else _inline(_argbetter(True))
+argmin_better = _argbetter(False) if SIMULATED else _inline(_argbetter(False))

@@ -49,6 +49,10 @@ class _ToCuda(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         func = ast.unparse(node.func)
+        if func in ("max", "min") and len(node.args) == 2:
+            # the builtins compile as separate device functions: a conditional expression
+            a, b = (ast.unparse(x) for x in node.args)
+            return ast.parse(f"({a} if {a} {'>=' if func == 'max' else '<='} {b} else {b})", mode="eval").body
         if func in _CUDA_HELPERS:
             node.func = ast.parse(_CUDA_HELPERS[func], mode="eval").body
             return node
@@ -350,7 +354,7 @@ class HostDriver:
         if partial:
             self.line(f"{partial} = _cu.empty(({M * P},), {_np_dtype(dt)})  # per-block partial results")
             self._extra(partial, (M * P,), dt)
-        combine = lambda a, b: _combine(e.prim, dt, a, b)  # noqa: E731
+        combine = lambda a, b: cuda_expression(_combine(e.prim, dt, a, b), [dt])  # noqa: E731
         # pass 1: block b reduces chunk b % P of output b // P
         kernel = self.module.kernel_name(out)
         kb = self.body()

@@ -10,9 +10,13 @@ import functools
 
 import numpy as np
 from numba import config as _numba_config
-from numba import cuda
 
-SIMULATED = bool(_numba_config.ENABLE_CUDASIM)
+try:
+    from numba import cuda
+except ImportError:  # a Numba without its CUDA target (newer Numba ships it as numba-cuda)
+    cuda = None
+
+SIMULATED = bool(_numba_config.ENABLE_CUDASIM) and cuda is not None
 
 # Launch geometry. The simulator runs every thread as a Python thread, so it gets tiny blocks
 # and few of them (grid-stride loops make results independent of the geometry).
@@ -37,6 +41,8 @@ def _probe():
     """None when CUDA is usable, else the one-sentence reason."""
     if SIMULATED:
         return None
+    if cuda is None:
+        return "Numba's CUDA target (numba.cuda) is not installed"
     try:
         available = cuda.is_available()
     except Exception as e:  # noqa: BLE001 - any driver failure means "not usable"
