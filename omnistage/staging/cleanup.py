@@ -18,7 +18,56 @@ EFFECTFUL = set()
 
 def cleanup(program):
     """The passes `jit` runs before code generation."""
-    return dce(cse(inline_transformation_ops(program)))
+    return dce(cse(simplify(inline_transformation_ops(program))))
+
+
+# Statements that return one operand unchanged when the other is this literal:
+# prim -> {operand position of the literal: identity value}
+_IDENTITIES = {"mul": {0: 1, 1: 1}, "add": {0: 0, 1: 0}, "sub": {1: 0}, "div": {1: 1}}
+
+
+def simplify(program):
+    """Drop statements a pass introduced that compute nothing: `mul(1, x)`, `add(x, 0)`,
+    `sub(x, 0)`, `div(x, 1)` where the result has x's shape and dtype (uses read x)."""
+    fn = copy.deepcopy(program.fn)
+    fn.body = _simplify_body(fn.body, program.avals)
+    return Program(fn, program.avals, program.consts, program.debug_name)
+
+
+def _simplify_body(body, avals):
+    subst = {}
+    out = []
+    for stmt in body:
+        stmt = _Substitute(subst).visit(stmt)
+        if isinstance(stmt, ast.FunctionDef):
+            stmt.body = _simplify_body(stmt.body, avals)
+            out.append(stmt)
+            continue
+        kept = _identity_operand(stmt, avals) if is_eqn(stmt) else None
+        if kept is None:
+            out.append(stmt)
+        else:
+            subst[eqn(stmt).outs[0]] = kept
+    return out
+
+
+def _identity_operand(stmt, avals):
+    from . import literals
+
+    e = eqn(stmt)
+    table = _IDENTITIES.get(e.prim)
+    if table is None or len(e.ins) != 2:
+        return None
+    for pos, ident in table.items():
+        lit, other = e.ins[pos], e.ins[1 - pos]
+        if not (literals.is_literal(lit) and isinstance(other, ast.Name)):
+            continue
+        a, b = avals.get(other.id), avals.get(e.outs[0])
+        if a is None or b is None or (a.shape, a.dtype) != (b.shape, b.dtype):
+            continue
+        if literals.literal_value(lit) == ident:
+            return other
+    return None
 
 
 def inline_transformation_ops(program):
