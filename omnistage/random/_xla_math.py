@@ -95,6 +95,56 @@ def log(y):
     return lax.convert_element_type(log_f32(lax.convert_element_type(y, np.float32)), dt)
 
 
+def flush_denormals(x):
+    """x with subnormal values replaced by zeros of the same sign: XLA's CPU code runs with
+    the x86 flush-to-zero mode on, so a result that would be subnormal is a signed zero."""
+    tiny = _c(np.finfo(x.dtype).tiny, x.dtype)
+    subnormal = lax.lt(lax.abs(x), tiny)
+    return lax.select(subnormal, lax.mul(x, _c(0, x.dtype)), x)
+
+
+_LOG2E_F32 = _f32(0x3FB8AA3B)
+# Cephes expf's polynomial for exp(r) - 1 - r = r**2 P(r), highest degree first.
+_EXP_F32_POLY = (_f32(0x39506967), _f32(0x3AB743CE), _f32(0x3C088908), _f32(0x3D2AA9C1),
+                 _f32(0x3E2AAAAA), np.float32(0.5))
+
+
+def _clamp_keep_nan(x, lo, hi):
+    """min(max(x, lo), hi) by comparisons, so NaN passes through (as XLA's selects)."""
+    x = lax.select(lax.lt(x, lo), _full(x, lo, x.dtype), x)
+    return lax.select(lax.gt(x, hi), _full(x, hi, x.dtype), x)
+
+
+def exp_f32(x):
+    """XLA CPU's float32 exp (Cephes expf): x = n ln2 + r, exp(r) by a degree-7 polynomial,
+    times 2**n built from the exponent bits. Inputs are clamped to [-87.8, 88.8] first, so
+    there is no overflow to inf and no subnormal result (2**-127 is built as 0)."""
+    f32 = np.dtype(np.float32)
+    x = _clamp_keep_nan(x, np.float32(-87.8), np.float32(88.8))
+    n = lax.floor(fma(x, _LOG2E_F32, np.float32(0.5)))
+    n = _clamp_keep_nan(n, np.float32(-127), np.float32(127))
+    r = fma(lax.neg(n), _LN2_HI_F32, x)
+    r = fma(lax.neg(n), _LN2_LO_F32, r)
+    p = _full(r, _EXP_F32_POLY[0], f32)
+    for c in _EXP_F32_POLY[1:]:
+        p = fma(p, r, c)
+    y = lax.add(fma(p, lax.mul(r, r), r), np.float32(1))
+    exponent = lax.add(lax.convert_element_type(n, np.int32), np.int32(127))
+    scale = lax.bitcast_convert_type(lax.shift_left(exponent, np.int32(23)), f32)
+    return flush_denormals(lax.mul(y, scale))
+
+
+def exp(x):
+    """XLA CPU's exp: float32 as `exp_f32` (half types through it); float64 is the C
+    library's `exp`, here `lax.exp` (may differ from glibc's in the last bit)."""
+    dt = np.dtype(x.dtype)
+    if dt == np.float64:
+        return lax.exp(x)
+    if dt == np.float32:
+        return exp_f32(x)
+    return lax.convert_element_type(exp_f32(lax.convert_element_type(x, np.float32)), dt)
+
+
 # Cephes log1p's rational function R(x), log1p(x) = x - x**2/2 + x**3 R(x) for |x| small,
 # highest degree first (XLA's kNumeratorCoeffs / kDenominatorCoeffs).
 _LOG1P_NUM = (4.5270000862445199635215e-5, 4.9854102823193375972212e-1, 6.5787325942061044846969e0,
@@ -130,4 +180,4 @@ def log1p(x):
     return lax.select(small, _log1p_small(x, dt), large)
 
 
-__all__ = ["log", "log1p", "log_f32", "log_f64"]
+__all__ = ["flush_denormals", "exp", "exp_f32", "log", "log1p", "log_f32", "log_f64"]

@@ -131,8 +131,9 @@ def _gamma_flat(key, alpha, dtype, log_space):
                                lax.mul(log_samples, lax.div(one, alpha)))
         return lax.add(lax.add(_xla_math.log(d), _xla_math.log(V)), log_boost)
     samples = lax.sub(one, _uniform_each(subkeys, dtype))
-    power = lax.pow(samples, lax.div(one, alpha))
-    return lax.mul(lax.mul(d, V), lax.select(boost, lax.broadcast_in_dim(one, (n,), ()), power))
+    power = _xla_math.flush_denormals(lax.pow(samples, lax.div(one, alpha)))
+    out = lax.mul(lax.mul(d, V), lax.select(boost, lax.broadcast_in_dim(one, (n,), ()), power))
+    return _xla_math.flush_denormals(out)
 
 
 def _gamma(name, key, a, shape, dtype, log_space):
@@ -180,8 +181,8 @@ def beta(key, a, b, shape=None, dtype=None):
     log_gamma_b = loggamma(lax.index_in_dim(keys, 1, 0, False), b, shape, dt)
     # normalize in log space (the larger of the two is subtracted), then exponentiate
     log_max = lax.max(log_gamma_a, log_gamma_b)
-    gamma_a = lax.exp(lax.sub(log_gamma_a, log_max))
-    gamma_b = lax.exp(lax.sub(log_gamma_b, log_max))
+    gamma_a = _xla_math.exp(lax.sub(log_gamma_a, log_max))
+    gamma_b = _xla_math.exp(lax.sub(log_gamma_b, log_max))
     return lax.div(gamma_a, lax.add(gamma_a, gamma_b))
 
 
@@ -203,9 +204,22 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 
 def _softmax_last(x):
-    shifted = x - jnp.max(x, axis=-1, keepdims=True)
-    e = jnp.exp(shifted)
-    return e / jnp.sum(e, axis=-1, keepdims=True)
+    """jax.nn.softmax along the last axis as XLA evaluates it: XLA's exp, and the division
+    by the row sums rewritten as a multiplication by their reciprocals."""
+    e = _xla_math.exp(x - jnp.max(x, axis=-1, keepdims=True))
+    return e * (1 / _row_sums(e))
+
+
+def _row_sums(e):
+    """Sums over the last axis, keepdims. Short rows add left to right, as XLA's CPU reduce
+    does (omnistage's own sum accumulates float32 in double)."""
+    k = e.shape[-1]
+    if k > 16:
+        return jnp.sum(e, axis=-1, keepdims=True)
+    total = lax.slice_in_dim(e, 0, 1, 1, e.ndim - 1)
+    for i in range(1, k):
+        total = lax.add(total, lax.slice_in_dim(e, i, i + 1, 1, e.ndim - 1))
+    return total
 
 
 __all__ = ["gamma", "loggamma", "beta", "dirichlet"]
