@@ -200,8 +200,11 @@ def _dce_body(body):
     ret = body[-1]
     live = {n.id for n in ast.walk(ret) if isinstance(n, ast.Name)}
     live_bodies = set()
+    defs = {s.name: s for s in body if isinstance(s, ast.FunctionDef)}
     kept = [ret]
     for stmt in reversed(body[:-1]):
+        if is_eqn(stmt):
+            _prune_outputs(stmt, live, defs)
         if isinstance(stmt, ast.FunctionDef):
             if stmt.name in live_bodies:
                 stmt.body = _dce_body(stmt.body)
@@ -219,3 +222,27 @@ def _dce_body(body):
     kept.reverse()
     return kept
 
+
+
+def _prune_outputs(stmt, live, defs):
+    """Drop the unused outputs of a statement whose bodies compute them independently:
+    a scan's stacked `ys` and a cond's results (a loop carry feeds the next iteration, so
+    carries stay). The bodies stop returning them, so their statements die too."""
+    e = eqn(stmt)
+    if e.prim == "scan":
+        first = e.params["num_carry"]
+        refs = [e.params["body"]]
+    elif e.prim == "cond":
+        first = 0
+        refs = list(e.params["branches"])
+    else:
+        return
+    dead = [i for i in range(first, len(e.outs)) if e.outs[i] not in live]
+    if not dead or len(dead) == len(e.outs) or any(str(r) not in defs for r in refs):
+        return
+    keep = [i for i in range(len(e.outs)) if i not in dead]
+    for r in refs:
+        ret = defs[str(r)].body[-1]
+        elts = list(ret.value.elts) if isinstance(ret.value, ast.Tuple) else [ret.value]
+        ret.value = ast.Tuple([elts[i] for i in keep], ast.Load())
+    stmt.targets[0] = ast.Tuple([ast.Name(e.outs[i], ast.Store()) for i in keep], ast.Store())
