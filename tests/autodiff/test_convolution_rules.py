@@ -9,6 +9,7 @@ import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
 
+from ..helpers import check_staged
 from .check import check_grads
 
 # x64 only switches a global flag on for the whole test: safe to share across examples
@@ -111,3 +112,15 @@ def test_jit_of_grad_equals_eager_grad(x64):
     g = jax.grad(f, argnums=(0, 1))
     for a, b in zip(jax.jit(g)(lhs, rhs), g(lhs, rhs)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_derivative_programs_run_from_their_printed_source():
+    rng = np.random.default_rng(8)
+    lhs, rhs = rng.standard_normal((4, 2, 6)).astype(np.float32), rng.standard_normal((4, 2, 3)).astype(np.float32)
+
+    def f(l, r):
+        grouped = lax.conv_general_dilated(l, r, (2,), ((1, 1),), rhs_dilation=(2,), batch_group_count=2)
+        return jnp.sum(grouped ** 2)
+
+    check_staged(jax.grad(f, argnums=(0, 1)), lhs, rhs, rtol=1e-4, atol=1e-4)
+    check_staged(lambda l, r: jax.jvp(f, (l, r), (l, r))[1], lhs, rhs, rtol=1e-4, atol=1e-4)

@@ -10,6 +10,7 @@ import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
 
+from ..helpers import check_staged
 from .check import check_grads
 
 # x64 only switches a global flag on for the whole test: safe to share across examples
@@ -171,3 +172,16 @@ def test_jit_of_grad_equals_eager_grad(x64):
     g = jax.grad(f, argnums=(0, 1))
     for a, b in zip(jax.jit(g)(x, v), g(x, v)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_derivative_programs_run_from_their_printed_source():
+    rng = np.random.default_rng(8)
+    x, v = rng.standard_normal((4, 5)).astype(np.float32), rng.standard_normal(5).astype(np.float32)
+
+    def f(x, v):
+        y = jnp.asarray(x).at[np.array([1, 1, 3])].mul(v).at[np.array([0, 0])].max(v).at[2].min(v)
+        y = y.at[np.array([2, 2])].set(v * x[0]) + jnp.take(x, np.array([3, 0, 0, 2]), axis=0).sum(0)
+        return jnp.sum(y ** 2) + jnp.sum(lax.dynamic_slice(y, (jnp.argmax(v) % 3, 1), (2, 3)) ** 3)
+
+    check_staged(jax.grad(f, argnums=(0, 1)), x, v)
+    check_staged(lambda x, v: jax.jvp(f, (x, v), (x, v))[1], x, v)

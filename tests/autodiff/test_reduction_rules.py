@@ -9,6 +9,7 @@ import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
 
+from ..helpers import check_staged
 from .check import check_grads
 
 REDUCERS = {"reduce_max": lax.reduce_max, "reduce_min": lax.reduce_min, "reduce_prod": lax.reduce_prod}
@@ -124,3 +125,14 @@ def test_jit_of_grad_equals_eager_grad(x64):
         return jnp.sum(jnp.max(x, axis=1) * jnp.prod(x, axis=1)) + jnp.sum(jnp.min(x, axis=0)) + jnp.sum(cums ** 2)
 
     np.testing.assert_allclose(jax.jit(jax.grad(f))(x), jax.grad(f)(x), rtol=1e-12, atol=1e-12)
+
+
+def test_derivative_programs_run_from_their_printed_source():
+    x = np.random.default_rng(8).standard_normal((3, 4)).astype(np.float32)
+
+    def f(x):
+        cums = lax.cumprod(x, 1) + lax.cummax(x, 0, True) + lax.cumlogsumexp(x, 1) + lax.cummin(x, 1)
+        return jnp.sum(jnp.max(x, axis=1) * jnp.prod(x, axis=1)) + jnp.min(x) + jnp.sum(cums)
+
+    check_staged(jax.grad(f), x)
+    check_staged(lambda x: jax.jvp(f, (x,), (x,))[1], x)

@@ -10,6 +10,7 @@ import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
 
+from ..helpers import check_staged
 from .check import check_grads
 
 # x64 only switches a global flag on for the whole test: safe to share across examples
@@ -128,3 +129,14 @@ def test_jit_of_grad_equals_eager_grad(x64):
         return jnp.sum(pieces ** 3) + jnp.sum(lax.slice(x, (1, 0), (4, 5), (2, 3)) ** 2)
 
     np.testing.assert_allclose(jax.jit(jax.grad(f))(x), jax.grad(f)(x), rtol=1e-12, atol=1e-12)
+
+
+def test_derivative_programs_run_from_their_printed_source():
+    x = np.random.default_rng(8).standard_normal((4, 5)).astype(np.float32)
+
+    def f(x):
+        padded = lax.pad(x, np.float32(0.5), ((1, -2, 1), (2, 0, 0)))
+        return jnp.sum(padded ** 2) + jnp.sum(jnp.concatenate([x[::2], lax.rev(x, (1,))], 0) ** 3)
+
+    check_staged(jax.grad(f), x)
+    check_staged(lambda x: jax.jvp(f, (x,), (x,))[1], x)

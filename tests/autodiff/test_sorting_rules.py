@@ -9,6 +9,7 @@ import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
 
+from ..helpers import check_staged
 from .check import check_grads
 
 # x64 only switches a global flag on for the whole test: safe to share across examples
@@ -79,3 +80,15 @@ def test_jit_of_grad_equals_eager_grad(x64):
     g = jax.grad(f, argnums=(0, 1))
     for a, b in zip(jax.jit(g)(x, y), g(x, y)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_derivative_programs_run_from_their_printed_source():
+    rng = np.random.default_rng(8)
+    x, y = rng.standard_normal((3, 5)).astype(np.float32), rng.standard_normal((3, 5)).astype(np.float32)
+
+    def f(x, y):
+        sx, sy = lax.sort((x, y), 0, num_keys=1)
+        return jnp.sum(sx * sy) + jnp.sum(lax.top_k(x, 2)[0] ** 2)
+
+    check_staged(jax.grad(f, argnums=(0, 1)), x, y)
+    check_staged(lambda x, y: jax.jvp(f, (x, y), (x, y))[1], x, y)
