@@ -18,7 +18,6 @@ import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import errors, jit, lax, make_jaxpr
 
-NEEDS_GRAD = pytest.mark.skip(reason="needs grad (issue 5)")
 NEEDS_VMAP = pytest.mark.skip(reason="needs vmap (issue 6)")
 NEEDS_RANDOM = pytest.mark.skip(reason="needs omnistage.random (issue 7)")
 NEEDS_PMAP = pytest.mark.skip(reason="needs pmap and lax.pmean (not in issue 2's scope)")
@@ -596,9 +595,18 @@ def test_004_spectral_radius_of_complex_input():
     assert abs(jax.jit(jax_spectral_radius)(jax_complex_mat).item() - 1.9021130800247192) < 1e-5
 
 
-@NEEDS_GRAD
 def test_004_differentiating_spectral_radius():
-    jax.grad(jax_spectral_radius)(jnp.array([[1.0, -1.0], [1.0, 1.0]]))
+    g = jax.grad(jax_spectral_radius)(jnp.array([[1.0, -1.0], [1.0, 1.0]]))
+    np.testing.assert_allclose(np.round(np.asarray(g), 3), [[0.354, -0.354], [0.354, 0.354]])
+    np.testing.assert_allclose(jax.jit(jax.grad(jax_spectral_radius))(jnp.array([[1.0, -1.0], [1.0, 1.0]])), g, rtol=1e-6)
+
+
+def test_004_differentiating_through_complex_gradients():
+    g = jax.grad(jax_spectral_radius)(jnp.array(np.array([[1 + 1j, -1], [1, 1]])))
+    expected = [[0.38 - 0.616j, -0.38 - 0.235j], [0.38 + 0.235j, 0.145 - 0.235j]]
+    np.testing.assert_allclose(np.round(np.asarray(g), 3), expected)
+    conj = jax.tree_util.tree_map(jnp.conj, g)
+    np.testing.assert_allclose(np.round(np.asarray(conj), 3), np.conj(expected))
 
 
 def test_004_side_effects_in_jit(capsys):
