@@ -9,8 +9,9 @@ out-of-bounds index rows into range, while the scatters drop them. So
   scatter dropped.
 `scatter` (set) keeps the last of duplicate rows: only the winning row's update gets a
 cotangent (found by scattering the row numbers), and the overwritten operand entries get
-zero. `scatter_mul` is exact with zeros and duplicates (per position: the product of the
-other factors). `scatter_min`/`scatter_max` split the derivative evenly among the operand
+zero. `scatter_mul` is exact with zeros and duplicates at every order (per update row: the
+product of the other factors written to its position, by a segmented scan over the rows
+sorted by position; JAX supports unique indices only). `scatter_min`/`scatter_max` split the derivative evenly among the operand
 entry and the updates that attain the result, as JAX does.
 
 Also the gather helpers other rule modules use to permute tangents (`take_along_axis` and
@@ -52,11 +53,16 @@ def clamped(operand, indices, axes):
     return E.max(E.min(indices, E.sub(dims, one)), _c(indices, 0))
 
 
-def _row_in_bounds(operand, indices, updates, axes):
-    """Bool mask of `updates`' shape: its index row is in bounds (a scatter keeps it)."""
+def _rows_in_bounds(operand, indices, axes):
+    """Bool mask of shape indices.shape[:-1]: the index row is in bounds (a scatter keeps it)."""
     dims = _bounds(operand, indices, axes)
     ok = E.bitwise_and(E.ge(indices, _c(indices, 0)), E.lt(indices, dims))
-    rows = RD.reduce_and(ok, (len(_shape(indices)) - 1,))
+    return RD.reduce_and(ok, (len(_shape(indices)) - 1,))
+
+
+def _row_in_bounds(operand, indices, updates, axes):
+    """`_rows_in_bounds` broadcast to the shape of `updates`."""
+    rows = _rows_in_bounds(operand, indices, axes)
     return S.broadcast_in_dim(rows, _shape(updates), tuple(range(len(_shape(rows)))))
 
 
@@ -197,24 +203,66 @@ JVP["scatter"], VJP["scatter"] = _scatter_jvp, _scatter_vjp
 # --- scatter_mul --------------------------------------------------------------------------
 
 
+def _shift_rows(v, s, fill):
+    """`v` moved `s` rows down along axis 0 (up when s < 0), `fill` shifted in."""
+    config = ((s, -s, 0),) + ((0, 0, 0),) * (len(_shape(v)) - 1)
+    return S.pad(v, fill, config)
+
+
+def _segment_bounds(keys):
+    """For sorted `keys` (1-d): the first and last position of each entry's run of equal keys."""
+    n = _shape(keys)[0]
+    pos = S.iota(np.int32, n)
+    none = _c(keys, -1)
+    first = E.ne(keys, _shift_rows(keys, 1, none))
+    last = E.ne(keys, _shift_rows(keys, -1, none))
+    start = bind("cummax", E.select(first, pos, np.int32(0)), axis=0, reverse=False)
+    stop = bind("cummin", E.select(last, pos, np.int32(n - 1)), axis=0, reverse=True)
+    return pos, start, stop
+
+
+def _segment_exclusive_products(values, pos, start, stop, step):
+    """Products of the other entries of each run (runs given by start/stop per row; `step`
+    +1 for those before, -1 for those after): a segmented Hillis-Steele scan, polynomial in
+    `values` (no division), so exact with zeros at every order."""
+    one = _c(values, 1)
+    in_run = lambda d: E.ge(E.sub(pos, np.int32(d)), start) if d > 0 else E.le(E.sub(pos, np.int32(d)), stop)  # noqa: E731
+    rows = lambda mask: S.broadcast_in_dim(mask, _shape(values), (0,))  # noqa: E731
+    acc, s = values, 1
+    while s < _shape(values)[0]:
+        acc = E.mul(acc, E.select(rows(in_run(s * step)), _shift_rows(acc, s * step, one), one))
+        s *= 2
+    return E.select(rows(in_run(step)), _shift_rows(acc, step, one), one)
+
+
 def _scatter_mul_partial(operand, indices, updates, axes):
     """d out[p] / d updates[r] for the row r writing position p: the operand entry times
-    the other factors at p. Exact with zeros: with z zero factors at p, it is
-    (product of the nonzero factors) / y_r when z == 0, that product when y_r is the only
-    zero, and 0 otherwise."""
-    nonzero = E.ne(updates, _c(updates, 0))
-    safe = E.select(nonzero, updates, _c(updates, 1))
-    product = I.scatter_mul(operand, indices, safe, axes)
-    zero_count = I.scatter_add(
-        S.broadcast_in_dim(np.int32(0), _shape(operand), ()), indices,
-        E.convert_element_type(E.bitwise_not(nonzero), np.int32), axes,
+    the other factors written to p. Rows are sorted by position so that duplicates form
+    runs; each row's factor is the product of the run before it times the run after it."""
+    up_shape, idx_shape = _shape(updates), _shape(indices)
+    n_rows = int(np.prod(idx_shape[:-1], dtype=np.int64))
+    if n_rows == 0:
+        return Z.zeros(aval_of(updates))
+    rows = S.reshape(indices, (n_rows, idx_shape[-1]))
+    flat = S.reshape(updates, (n_rows,) + up_shape[len(idx_shape) - 1:])
+    dims = [_shape(operand)[a] for a in axes]
+    strides = np.asarray([int(np.prod(dims[j + 1:], dtype=np.int64)) for j in range(len(dims))], aval_of(indices).dtype)
+    keys = RD.reduce_sum(E.mul(rows, S.broadcast_in_dim(strides, _shape(rows), (1,))), (1,))
+    row_ids = S.iota(aval_of(indices).dtype, n_rows)
+    total = _c(indices, int(np.prod(dims, dtype=np.int64)))
+    # dropped rows write nowhere: give each a key of its own
+    in_bounds = S.reshape(_rows_in_bounds(operand, indices, axes), (n_rows,))
+    keys = E.select(in_bounds, keys, E.add(row_ids, total))
+    sorted_keys, perm = bind("sort", keys, row_ids, dimension=0, is_stable=True, num_keys=1)
+    perm = S.reshape(perm, (n_rows, 1))
+    pos, start, stop = _segment_bounds(sorted_keys)
+    ys = I.gather(flat, perm, (0,))
+    others = E.mul(
+        _segment_exclusive_products(ys, pos, start, stop, 1),
+        _segment_exclusive_products(ys, pos, start, stop, -1),
     )
-    at = clamped(operand, indices, axes)
-    product_at, zeros_at = I.gather(product, at, axes), I.gather(zero_count, at, axes)
-    zero = _c(updates, 0)
-    if_nonzero = E.select(E.eq(zeros_at, np.int32(0)), E.div(product_at, safe), zero)
-    if_zero = E.select(E.eq(zeros_at, np.int32(1)), product_at, zero)
-    return E.select(nonzero, if_nonzero, if_zero)
+    others = S.reshape(I.scatter_add(Z.zeros(aval_of(flat)), perm, others, (0,)), up_shape)
+    return E.mul(others, I.gather(operand, clamped(operand, indices, axes), axes))
 
 
 def _scatter_mul_jvp(primals, tangents, out, *, axes):
