@@ -16,6 +16,8 @@ stages the forward formulas. Conventions, as everywhere in autodiff:
 Every rule is written with lax primitives that have rules themselves (the linalg ones
 included), so derivatives of any order work. Imports lax and the rule tables only.
 """
+import functools
+
 import numpy as np
 
 from ..core import dtypes
@@ -320,10 +322,20 @@ class _EigFrame:
     v^-1, the gap matrix F, the normalisation mask and the real largest components."""
 
     def __init__(self, w, v):
-        self.v, self.v_inv = v, _inverse(v)
-        self.gap = _inverse_gap(w)
-        self.mask = _largest_mask(v)
-        self.big = E.real(_col_sum(E.mul(self.mask, v)))
+        self.w, self.v, self.v_inv = w, v, _inverse(v)
+
+    # staged on first use: the eigenvalue-only derivative needs none of them
+    @functools.cached_property
+    def gap(self):
+        return _inverse_gap(self.w)
+
+    @functools.cached_property
+    def mask(self):
+        return _largest_mask(self.v)
+
+    @functools.cached_property
+    def big(self):
+        return E.real(_col_sum(E.mul(self.mask, self.v)))
 
     def jvp(self, da):
         """(dw, dv) for the tangent da (complex)."""
