@@ -16,6 +16,7 @@ from .api import (
     make_jaxpr,
 )
 from .autodiff.custom import custom_jvp, custom_vjp
+from . import nn  # noqa: E402 - uses custom_jvp
 from .api_grad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .api_vmap import vmap
 
@@ -26,5 +27,5 @@ __all__ = [
     "device_put", "devices", "disable_jit", "errors", "eval_shape", "jit", "lax",
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
     "process_index", "random", "tree_util", "dtypes", "grad", "hessian", "jacfwd", "jacrev",
-    "jvp", "linearize", "value_and_grad", "vjp", "custom_jvp", "custom_vjp", "vmap",
+    "jvp", "linearize", "value_and_grad", "vjp", "custom_jvp", "custom_vjp", "nn", "vmap",
 ]

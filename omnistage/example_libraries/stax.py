@@ -1,0 +1,225 @@
+"""`omnistage.example_libraries.stax`: layers as `(init_fun, apply_fun)` pairs, as in JAX.
+
+`init_fun(rng, input_shape) -> (output_shape, params)`; `apply_fun(params, inputs, **kwargs)`.
+Combinators (`serial`, `parallel`, `FanOut`, ...) build models from layers. Written over
+`omnistage.numpy`, so models jit, grad and vmap like any function.
+"""
+import functools
+import operator
+
+from .. import nn
+from .. import numpy as jnp
+from .. import random
+from ..nn.initializers import glorot_normal, normal, ones, zeros
+
+
+def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):  # noqa: N802, N803 - JAX's names
+    """A fully connected layer: inputs @ W + b."""
+
+    def init_fun(rng, input_shape):
+        output_shape = tuple(input_shape[:-1]) + (out_dim,)
+        k1, k2 = random.split(rng)
+        return output_shape, (W_init(k1, (input_shape[-1], out_dim)), b_init(k2, (out_dim,)))
+
+    def apply_fun(params, inputs, **kwargs):
+        W, b = params
+        return jnp.dot(inputs, W) + b
+
+    return init_fun, apply_fun
+
+
+def elementwise(fun, **fun_kwargs):
+    """A parameterless layer applying `fun` to each element."""
+
+    def init_fun(rng, input_shape):
+        return input_shape, ()
+
+    def apply_fun(params, inputs, **kwargs):
+        return fun(inputs, **fun_kwargs)
+
+    return init_fun, apply_fun
+
+
+Tanh = elementwise(jnp.tanh)
+Relu = elementwise(nn.relu)
+Exp = elementwise(jnp.exp)
+LogSoftmax = elementwise(nn.log_softmax, axis=-1)
+Softmax = elementwise(nn.softmax, axis=-1)
+Softplus = elementwise(nn.softplus)
+Sigmoid = elementwise(nn.sigmoid)
+Elu = elementwise(nn.elu)
+LeakyRelu = elementwise(nn.leaky_relu)
+Selu = elementwise(nn.selu)
+Gelu = elementwise(nn.gelu)
+
+
+def Flatten():  # noqa: N802
+    """Flattens all but the leading (batch) dimension."""
+
+    def init_fun(rng, input_shape):
+        return (input_shape[0], functools.reduce(operator.mul, input_shape[1:], 1)), ()
+
+    def apply_fun(params, inputs, **kwargs):
+        return jnp.reshape(inputs, (inputs.shape[0], -1))
+
+    return init_fun, apply_fun
+
+
+Flatten = Flatten()
+
+
+def Identity():  # noqa: N802
+    def init_fun(rng, input_shape):
+        return input_shape, ()
+
+    def apply_fun(params, inputs, **kwargs):
+        return inputs
+
+    return init_fun, apply_fun
+
+
+Identity = Identity()
+
+
+def FanOut(num):  # noqa: N802
+    """Copies its input `num` times (for `parallel`)."""
+
+    def init_fun(rng, input_shape):
+        return [input_shape] * num, ()
+
+    def apply_fun(params, inputs, **kwargs):
+        return [inputs] * num
+
+    return init_fun, apply_fun
+
+
+def FanInSum():  # noqa: N802
+    def init_fun(rng, input_shape):
+        return input_shape[0], ()
+
+    def apply_fun(params, inputs, **kwargs):
+        return functools.reduce(operator.add, inputs)
+
+    return init_fun, apply_fun
+
+
+FanInSum = FanInSum()
+
+
+def FanInConcat(axis=-1):  # noqa: N802
+    def init_fun(rng, input_shape):
+        ax = axis % len(input_shape[0])
+        concat = sum(shape[ax] for shape in input_shape)
+        return input_shape[0][:ax] + (concat,) + input_shape[0][ax + 1:], ()
+
+    def apply_fun(params, inputs, **kwargs):
+        return jnp.concatenate(inputs, axis)
+
+    return init_fun, apply_fun
+
+
+def Dropout(rate, mode="train"):  # noqa: N802
+    """Keeps each element with probability `rate` (scaled by 1/rate) when mode is 'train'."""
+
+    def init_fun(rng, input_shape):
+        return input_shape, ()
+
+    def apply_fun(params, inputs, **kwargs):
+        rng = kwargs.get("rng", None)
+        if rng is None:
+            raise ValueError(
+                "Dropout layer requires apply_fun to be called with a PRNG key argument. That is, "
+                "instead of `apply_fun(params, inputs)`, call it like `apply_fun(params, inputs, rng)` "
+                "where `rng` is a PRNG key (e.g. from `omnistage.random.PRNGKey`)."
+            )
+        if mode != "train":
+            return inputs
+        keep = random.bernoulli(rng, rate, inputs.shape)
+        return jnp.where(keep, inputs / rate, 0)
+
+    return init_fun, apply_fun
+
+
+def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=zeros, gamma_init=ones):  # noqa: N802
+    """Normalizes over `axis` with learned shift and scale (no running statistics, as JAX)."""
+    axis = (axis,) if isinstance(axis, int) else tuple(axis)
+
+    def init_fun(rng, input_shape):
+        shape = tuple(d for i, d in enumerate(input_shape) if i not in axis)
+        k1, k2 = random.split(rng)
+        beta = beta_init(k1, shape) if center else ()
+        gamma = gamma_init(k2, shape) if scale else ()
+        return input_shape, (beta, gamma)
+
+    def apply_fun(params, x, **kwargs):
+        beta, gamma = params
+        ed = tuple(None if i in axis else slice(None) for i in range(jnp.ndim(x)))
+        z = nn.standardize(x, axis, epsilon=epsilon)
+        if center and scale:
+            return gamma[ed] * z + beta[ed]
+        if center:
+            return z + beta[ed]
+        if scale:
+            return gamma[ed] * z
+        return z
+
+    return init_fun, apply_fun
+
+
+def serial(*layers):
+    """Composes layers in sequence: the output of one is the input of the next."""
+    nlayers = len(layers)
+    init_funs, apply_funs = zip(*layers) if layers else ((), ())
+
+    def init_fun(rng, input_shape):
+        params = []
+        for init in init_funs:
+            rng, layer_rng = random.split(rng)
+            input_shape, param = init(layer_rng, input_shape)
+            params.append(param)
+        return input_shape, params
+
+    def apply_fun(params, inputs, **kwargs):
+        rng = kwargs.pop("rng", None)
+        rngs = random.split(rng, nlayers) if rng is not None else (None,) * nlayers
+        for fun, param, r in zip(apply_funs, params, rngs):
+            inputs = fun(param, inputs, rng=r, **kwargs)
+        return inputs
+
+    return init_fun, apply_fun
+
+
+def parallel(*layers):
+    """Applies layer i to input i of a sequence (use with FanOut / FanInSum)."""
+    nlayers = len(layers)
+    init_funs, apply_funs = zip(*layers) if layers else ((), ())
+
+    def init_fun(rng, input_shape):
+        rngs = random.split(rng, nlayers)
+        return zip(*[init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape)])
+
+    def apply_fun(params, inputs, **kwargs):
+        rng = kwargs.pop("rng", None)
+        rngs = random.split(rng, nlayers) if rng is not None else (None,) * nlayers
+        return [f(p, x, rng=r, **kwargs) for f, p, x, r in zip(apply_funs, params, inputs, rngs)]
+
+    return init_fun, apply_fun
+
+
+def shape_dependent(make_layer):
+    """A layer built from the input shape on first use."""
+
+    def init_fun(rng, input_shape):
+        return make_layer(input_shape)[0](rng, input_shape)
+
+    def apply_fun(params, inputs, **kwargs):
+        return make_layer(inputs.shape)[1](params, inputs, **kwargs)
+
+    return init_fun, apply_fun
+
+
+__all__ = [
+    "BatchNorm", "Dense", "Dropout", "Elu", "Exp", "FanInConcat", "FanInSum", "FanOut", "Flatten",
+    "Gelu", "Identity", "LeakyRelu", "LogSoftmax", "Relu", "Selu", "Sigmoid", "Softmax", "Softplus",
+    "Tanh", "elementwise", "parallel", "serial", "shape_dependent",
+]
