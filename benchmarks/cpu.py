@@ -38,13 +38,22 @@ SINGLE_THREAD_ENV = {
 }
 
 
+THREAD_CHOICES = ("1", "pinned", "default")
+
+
 def _apply_thread_setting(argv):
     pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--threads", choices=("1", "default"), default="1")
+    pre.add_argument("--threads", choices=THREAD_CHOICES, default="1")
     threads = pre.parse_known_args(argv)[0].threads
-    if threads == "1":
+    if threads in ("1", "pinned"):
         for k, v in SINGLE_THREAD_ENV.items():
             os.environ.setdefault(k, v)
+    if threads == "pinned" and hasattr(os, "sched_setaffinity"):
+        # XLA's CPU runtime keeps a second thread busy despite the flags above (measured
+        # process CPU time / wall time on this 2-core machine: 1.26 for selu, 1.57 for the
+        # MLP); pinning the process, before any thread pool exists, makes "one thread each"
+        # true for every implementation (threads inherit the affinity of their creator).
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     os.environ.setdefault("JAX_PLATFORMS", "cpu")  # a CPU benchmark: never probe accelerators
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # XLA's slow-constant-folding alarms
     return threads
@@ -410,11 +419,42 @@ def print_header(quick, repeats, jax):
     print(f"omnistage CPU benchmark{' (--quick: tiny sizes, not meaningful)' if quick else ''}: "
           f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, {jax_text}; "
           f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()})")
-    threads = ("one thread each for BLAS, Numba and XLA (--threads 1)" if THREADS == "1"
-               else "thread counts as the environment sets them (--threads default)")
+    threads = {
+        "1": "one thread each for BLAS, Numba and XLA requested by environment variables (--threads 1; "
+             "XLA still keeps a second core partly busy)",
+        "pinned": "the whole process pinned to one CPU (--threads pinned): one core for everything",
+        "default": "thread counts as the environment sets them (--threads default)",
+    }[THREADS]
     print(f"Threads: {threads}. {_load_text()}")
+    print(f"BLAS for omnistage's contractions: {_openblas_text()}")
     print(f"Times are medians of {repeats} repeat(s) per cell (shared, noisy machine: read medians, not "
           f"single runs); ratios are omnistage / other, < 1 means omnistage is faster.\n")
+
+
+def _openblas_text():
+    """Which OpenBLAS kernels NumPy's OpenBLAS runs (SciPy's, which Numba's np.dot calls, reads
+    the same OPENBLAS_CORETYPE). The MLP row depends on it: on an AVX-512 machine the AVX2
+    "Haswell" kernels take ~1.8x as long for the 784x512 sgemm as the "SkylakeX" ones."""
+    import ctypes
+    import glob
+
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    core = None
+    for lib in glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*")):
+        try:
+            dll = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename"):
+            fn = getattr(dll, name, None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                core = fn().decode()
+                break
+    text = f"OpenBLAS core {core or 'unknown'}"
+    if forced:
+        text += f" (forced by OPENBLAS_CORETYPE={forced} in the environment)"
+    return text
 
 
 def _load_text():
@@ -448,8 +488,10 @@ def parse_args(argv):
     p.add_argument("--cases", default=",".join([c.name for c in CASES] + [FIRST_CALL]),
                    help="comma-separated case names (default: all)")
     p.add_argument("--repeats", type=int, default=None, help="repeats per cell (default 7, --quick 1)")
-    p.add_argument("--threads", choices=("1", "default"), default="1",
-                   help="1 (default): BLAS, Numba and XLA on one thread each; default: leave the environment alone")
+    p.add_argument("--threads", choices=THREAD_CHOICES, default="1",
+                   help="1 (default): ask BLAS, Numba and XLA for one thread each (environment variables); "
+                        "pinned: also pin the process to one CPU (XLA ignores the variables in part); "
+                        "default: leave the environment alone")
     p.add_argument("--no-jax", action="store_true", help="behave as if JAX were not installed")
     p.add_argument("--_first-call", dest="first_call_child", choices=("omnistage", "jax"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)

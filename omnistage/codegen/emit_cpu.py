@@ -104,12 +104,25 @@ def _combine(prim, dt, acc, v):
     return expr if (floaty or dt.kind == "b") else f"{_np_dtype(dt)}({expr})"
 
 
-UNROLL = 8  # independent accumulators in float reductions
-KEPT_OUTER_MAX = 64  # reductions with at most this many outputs loop over outputs outermost
+_WIDE_SUM = {"float32": "float64", "complex64": "complex128"}  # the interpreter's accumulators
+FEW_COLUMNS = 16  # leading-axes reductions with this few outputs: a register accumulator each
+KEPT_OUTER_MAX = 64  # non-trailing reductions of the last axis with this few outputs: kept-outer
+
+# float reduction steps the loop vectorizer reduces in SIMD registers (see support.radd)
+VECTOR_STEP = {"reduce_sum": "radd", "reduce_prod": "rmul", "reduce_max": "kmax", "reduce_min": "kmin"}
+VECTOR_MIN = 32  # shorter innermost reductions stay plain scalar loops (exact left-to-right)
 
 
-def _unrollable(prim, dt, size):
-    return np.dtype(dt).kind == "f" and prim in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min") and size >= 4 * UNROLL
+def _float_key(value, dtype):
+    """The integer key of a float (support.kmax's order-preserving map), for initial values."""
+    dt = np.dtype(dtype)
+    width = dt.itemsize * 8
+    bits = int(np.array(value, dt).view(f"int{width}"))
+    return bits ^ ((bits >> (width - 1)) & ((1 << (width - 1)) - 1))
+
+
+def _vectorizable(prim, dt, size):
+    return np.dtype(dt).kind == "f" and prim in VECTOR_STEP and size >= VECTOR_MIN
 
 
 REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor")
@@ -343,11 +356,19 @@ class Emitter:
         init = _reduction_init(e.prim, dt)
         n = x.ndim
         kept = [k for k in range(n) if k not in axes]
-        # kept-outer order (a register accumulator per output element) for trailing axes, and
-        # for few outputs, e.g. the column sums of a tall matrix; otherwise accumulate in memory
-        trailing = axes == tuple(range(n - len(axes), n)) or aval.size <= KEPT_OUTER_MAX
+        # Kept-outer order (a register accumulator per output element, contiguous inner
+        # reduction) when the last axis is reduced. When it is kept (column sums of a tall
+        # matrix), the operand is read once in memory order, accumulating into the output
+        # row: one contiguous pass vectorized across the kept axis, and exactly NumPy's
+        # summation order (row after row) -- the kept-outer order would re-read the whole
+        # operand once per output with a stride of a row.
+        trailing = (n - 1) in axes and axes == tuple(range(n - len(axes), n))
+        if (n - 1) in axes and not trailing and aval.size <= KEPT_OUTER_MAX:
+            trailing = True  # e.g. axes (0, 2): few outputs, each a register accumulator
         names = [f"_i{k}" for k in range(n)]
         comment = _loc_comment(e.stmt)
+        if not trailing and 0 < aval.size <= FEW_COLUMNS and axes == tuple(range(len(axes))):
+            return self._column_reduction(e, operand, names, axes, x, aval, init, comment)
         target = self._reduce_target(out, aval, [names[k] for k in kept])
         if aval.shape and not trailing:
             self.line(f"{out} = np.full({aval.shape!r}, {init}, dtype={_np_dtype(dt)}){comment}")
@@ -355,8 +376,8 @@ class Emitter:
             self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(dt)}){comment}")
         if trailing or not aval.shape:
             self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
-            if _unrollable(e.prim, dt, x.shape[axes[-1]]):
-                acc = self._unrolled_reduction(e, operand, names, axes, x, dt, init, comment)
+            if _vectorizable(e.prim, dt, x.shape[axes[-1]]):
+                acc = self._vector_reduction(e, operand, names, axes, x, dt, init, comment)
             else:
                 acc = self.fresh("_acc")
                 self.line(f"{acc} = {init}" + ("" if aval.shape else comment))
@@ -372,54 +393,52 @@ class Emitter:
             self.line(f"{target} = {_combine(e.prim, dt, target, v)}")
             self.close(n)
 
-    def _unrolled_reduction(self, e, operand, names, axes, x, dt, init, comment):
-        """A float reduction over the last axis with UNROLL independent accumulators, so the
-        loop vectorizes without reassociating fastmath (the result is deterministic and
-        closer to NumPy's pairwise sums). max/min track NaN in a flag, so lanes stay plain
-        compare-and-select. Returns the name holding the result."""
-        last = axes[-1]
-        size = x.shape[last]
-        lanes = [self.fresh("_acc") for _ in range(UNROLL)]
-        for lane in lanes:
-            self.line(f"{lane} = {init}{comment}")
+    def _column_reduction(self, e, operand, names, axes, x, aval, init, comment):
+        """Leading axes reduced, few trailing outputs (the column sums of a tall matrix): one
+        pass in memory order with a register accumulator per output, so each row is a few
+        independent scalar steps and nothing goes through memory but the operand. Sums of
+        float32/complex64 accumulate in double and round once, in NumPy's order (row after
+        row), as the interpreter does (`lax.reductions._np_sum`): the results are identical."""
+        out, dt = e.outs[0], aval.dtype
+        wide = _WIDE_SUM.get(np.dtype(dt).name) if e.prim == "reduce_sum" else None
+        acc_dt = np.dtype(wide or dt)
+        if wide:
+            init = f"{_np_dtype(acc_dt)}(0)"
+        columns = list(np.ndindex(*aval.shape))
+        accs = [self.fresh("_acc") for _ in columns]
+        for acc in accs:
+            self.line(f"{acc} = {init}{comment}")
             comment = ""
-        has_nan = self.fresh("_nan") if e.prim in ("reduce_max", "reduce_min") else None
-        if has_nan:
-            self.line(f"{has_nan} = False")
-        self.loops([x.shape[k] for k in axes[:-1]], [names[k] for k in axes[:-1]])
-        main = size - size % UNROLL
-        j = self.fresh("_j")
-        self.open_loop(j, f"0, {main}, {UNROLL}")
-        for k, lane in enumerate(lanes):
-            idx = list(names)
-            idx[last] = f"{j} + {k}" if k else j
-            self._reduce_step(e.prim, dt, lane, self.value(operand, idx), has_nan)
-        self.close(1)
-        if main != size:
-            self.open_loop(j, f"{main}, {size}")
-            idx = list(names)
-            idx[last] = j
-            self._reduce_step(e.prim, dt, lanes[0], self.value(operand, idx), has_nan)
-            self.close(1)
-        self.close(len(axes) - 1)
-        while len(lanes) > 1:  # pairwise combination of the lanes
-            pairs = []
-            for a, b in zip(lanes[::2], lanes[1::2]):
-                self.line(f"{a} = {_combine(e.prim, dt, a, b)}")
-                pairs.append(a)
-            lanes = pairs
-        if has_nan:
-            self.line(f"if {has_nan}:")
-            self.line(f"    {lanes[0]} = {_np_dtype(dt)}(np.nan)")
-        return lanes[0]
+        self.loops([x.shape[k] for k in axes], [names[k] for k in axes])
+        for acc, col in zip(accs, columns):
+            v = self.value(operand, [names[k] for k in axes] + [str(c) for c in col])
+            if wide:
+                v = f"{_np_dtype(acc_dt)}({v})"
+            self.line(f"{acc} = {_combine(e.prim, acc_dt, acc, v)}")
+        self.close(len(axes))
+        self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(dt)})")
+        for acc, col in zip(accs, columns):
+            self.line(f"{out}[{', '.join(map(str, col))}] = {_np_dtype(dt) + '(' + acc + ')' if wide else acc}")
 
-    def _reduce_step(self, prim, dt, acc, v, has_nan):
-        if has_nan:
-            cmp = ">" if prim == "reduce_max" else "<"
-            self.line(f"{acc} = {v} if {v} {cmp} {acc} else {acc}")
-            self.line(f"{has_nan} = {has_nan} | ({v} != {v})")
-        else:
-            self.line(f"{acc} = {_combine(prim, dt, acc, v)}")
+    def _vector_reduction(self, e, operand, names, axes, x, dt, init, comment):
+        """A float reduction over trailing axes as one accumulator whose step is a
+        `support` helper the loop vectorizer reduces in packed registers: `radd`/`rmul`
+        (reassociation allowed on that one instruction, nothing else) and `vmax`/`vmin`
+        (llvm.maximum/minimum: NaN-propagating, vectorizable without fast-math flags).
+        Returns the name holding the result."""
+        acc = self.fresh("_acc")
+        keyed = e.prim in ("reduce_max", "reduce_min")
+        if keyed:  # on order-preserving integer keys (support.kmax)
+            bits = np.dtype(dt).itemsize * 8
+            init = f"np.int{bits}({_float_key(-np.inf if e.prim == 'reduce_max' else np.inf, dt)})"
+        self.line(f"{acc} = {init}{comment}")
+        self.loops([x.shape[k] for k in axes], [names[k] for k in axes])
+        v = self.value(operand, names)
+        self.line(f"{acc} = _rt.{VECTOR_STEP[e.prim]}({acc}, {v})")
+        self.close(len(axes))
+        if keyed:
+            self.line(f"{acc} = _rt.unkey({acc})")
+        return acc
 
     def emit_argreduce(self, e):
         (operand,) = e.ins

@@ -6,6 +6,7 @@ Imports Numba: only the code generator imports this module, lazily.
 """
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
@@ -209,3 +210,84 @@ def clamp_index(i, n):
     if i > n - 1:
         return n - 1
     return i
+
+
+# --- reduction steps the loop vectorizer turns into packed SIMD reductions -------------------
+# Numba runs LLVM's loop vectorizer but not the SLP vectorizer (NUMBA_SLP_VECTORIZE=0), and a
+# plain `acc = acc + v` loop is a strict left-to-right chain the loop vectorizer must keep.
+# These steps carry their own flags into the caller's loop: forceinline inlines them at the
+# LLVM level (keeping the instruction's fast-math flags, not the caller's), so only the
+# reduction's own add/multiply may be reassociated (vectorized with 16-64 partial sums, then
+# combined); NaN/inf semantics are untouched (no nnan/ninf). Measured on a float32 4096x512
+# row sum: 281 us with 8 scalar accumulators, 111 us with `radd`.
+_reassoc = numba.njit(fastmath={"reassoc", "contract"}, forceinline=True, error_model="numpy", nogil=True,
+                      cache=True)
+
+
+@_reassoc
+def radd(acc, v):
+    """acc + v, reassociable (a float sum reduction's step)."""
+    return acc + v
+
+
+@_reassoc
+def rmul(acc, v):
+    """acc * v, reassociable (a float product reduction's step)."""
+    return acc * v
+
+
+# Float max/min reductions run on order-preserving integer keys: key(x) is x's bit pattern
+# with the magnitude bits flipped for negative x, so signed-integer order equals float order
+# (-0.0 just below +0.0), and a NaN becomes the largest key (max) or the smallest (min), whose
+# bit pattern is itself a NaN. The loop vectorizer reduces llvm.smax/smin with no fast-math
+# flag at about one instruction per vector (a select-based float max is only vectorized under
+# nnan; llvm.maximum is, but expands to several instructions per vector). Measured, float32
+# 4096x512 row softmax: 1254 us with 8 scalar accumulators, 1006 us with llvm.maximum, 920 us
+# with keys. Equal zeros: max(-0.0, 0.0) is +0.0 and min is -0.0 whatever their order (NumPy
+# keeps the first of equals); every other result, NaN included, is NumPy's.
+
+
+def _flip(builder, bits):
+    """bits ^ (sign ? 0x7fff... : 0): float order <-> signed-integer order (an involution)."""
+    ity = bits.type
+    sign = builder.ashr(bits, ir.Constant(ity, ity.width - 1))
+    return builder.xor(bits, builder.and_(sign, ir.Constant(ity, (1 << (ity.width - 1)) - 1)))
+
+
+def _key_step(intrinsic_name, nan_key):
+    @intrinsic
+    def step(typingctx, acc, x):
+        """smax/smin(acc, key(x)): one step of a float max/min reduction on keys."""
+        width = {types.float32: 32, types.float64: 64}.get(x)
+        if width is None or acc != getattr(types, f"int{width}"):
+            return None
+
+        def codegen(context, builder, sig, args):
+            acc_v, x_v = args
+            ity = acc_v.type
+            isnan = builder.fcmp_unordered("uno", x_v, x_v)
+            key = builder.select(isnan, ir.Constant(ity, nan_key(ity.width)), _flip(builder, builder.bitcast(x_v, ity)))
+            fn = builder.module.declare_intrinsic(intrinsic_name, [ity], ir.FunctionType(ity, [ity, ity]))
+            return builder.call(fn, [acc_v, key])
+
+        return acc(acc, x), codegen
+
+    return step
+
+
+kmax = _key_step("llvm.smax", lambda width: (1 << (width - 1)) - 1)
+kmin = _key_step("llvm.smin", lambda width: -(1 << (width - 1)))
+
+
+@intrinsic
+def unkey(typingctx, k):
+    """The float whose key is `k` (int32 -> float32, int64 -> float64)."""
+    fty = {types.int32: types.float32, types.int64: types.float64}.get(k)
+    if fty is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        (kv,) = args
+        return builder.bitcast(_flip(builder, kv), ir.FloatType() if kv.type.width == 32 else ir.DoubleType())
+
+    return fty(k), codegen

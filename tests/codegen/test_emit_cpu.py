@@ -1,5 +1,6 @@
 """The Numba CPU emitter: fusion decisions, typed constants, native control flow, readable
 source with the user's line numbers, and results equal to the NumPy interpreter."""
+import platform
 import re
 
 import numpy as np
@@ -189,3 +190,72 @@ def test_softmax_is_one_loop_over_rows_with_a_row_buffer():
     assert len(_loop_nests(src)) == 1, src
     assert "# one row" in src  # exp's result never leaves the row buffer
     _same(softmax, x)
+
+
+def norm(X):
+    return (X - X.mean(0)) / X.std(0)
+
+
+def test_norm_reads_its_operand_in_memory_order_three_times():
+    """Column mean, centered sum of squares, output: three row loops over X in memory order
+    (the exact two-pass variance needs the mean before the squares, and the output needs
+    the std), with one register accumulator per column."""
+    X = np.random.default_rng(1).standard_normal((1000, 10)).astype(np.float32) + 100.0
+    src = _source(norm, X)
+    entry = src.split("@numba.njit")[-1]
+    assert entry.count("for _i0 in range(1000):") == 3, src
+    assert "for _i1 in range(10):\n" not in entry.split("div_1 =")[0], src  # no strided column loops
+    _same(norm, X)
+
+
+def test_column_sums_equal_the_interpreters_bit_for_bit():
+    X = np.random.default_rng(2).standard_normal((5000, 7)).astype(np.float32) * 1e3 + 1e4
+    compiled = np.asarray(omnistage.jit(lambda X: X.sum(0))(X))
+    interpreted = np.asarray(omnistage.jit(lambda X: X.sum(0), backend="interpreter")(X))
+    assert np.array_equal(compiled, interpreted)  # both add rows in order, in double
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["max", "min", "sum", "prod"])
+def test_vectorized_row_reductions_match_numpy_on_special_values(x64, dtype, name):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((9, 100)).astype(dtype)
+    x[1, 5] = np.nan
+    x[2, :] = -np.inf
+    x[3, 7] = -np.nan
+    x[4, :] = np.inf
+    x[5, 50] = np.inf
+    x[5, 51] = -np.inf
+    x[6, :] = 0.0
+    x[7, 3] = np.nan
+    x[7, 4] = np.inf
+    x[8] = np.abs(x[8]) * 0.5 + 0.75  # a finite product
+    f = lambda a: getattr(a, name)(1)  # noqa: E731
+    got = np.asarray(omnistage.jit(f)(x))
+    with np.errstate(invalid="ignore"):  # inf - inf in NumPy's own sum
+        want = getattr(x, name)(1)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
+def _entry_asm(f, *args):
+    """The assembly of `f`'s generated entry function, compiled here without the disk cache
+    (Numba cannot inspect code it loaded from its cache)."""
+    source = _source(f, *args)
+    namespace = {"_OMNISTAGE_CACHED": False}
+    exec(compile(source, "<generated>", "exec"), namespace)
+    (name,) = re.findall(r"^def (\w+)\(", source, re.M)[-1:]
+    namespace[name](*args)
+    return "\n".join(namespace[name].inspect_asm().values())
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 assembly")
+@pytest.mark.parametrize("name", ["sum", "max"])
+def test_row_reductions_use_packed_simd(name):
+    x = np.ones((64, 512), np.float32)
+    src = _source(lambda a: getattr(a, name)(1), x)
+    assert "_rt.radd" in src or "_rt.kmax" in src, src
+    asm = _entry_asm(lambda a: getattr(a, name)(1), x)
+    packed = "v?addps" if name == "sum" else "v?pmaxsd"  # packed, not scalar (addss)
+    assert re.search(rf"\b{packed}\b", asm), "reduction loop is not vectorized"
