@@ -3,8 +3,10 @@
 The reductions' sizes exceed one block's share, so the second pass over partials runs."""
 import numpy as np
 
+import omnistage
 import omnistage.lax as lax
 import omnistage.numpy as jnp
+from omnistage import random
 
 
 def _f32(*shape, seed=0):
@@ -116,6 +118,22 @@ def host_fallback(x):
     return jnp.sort(x, axis=1) + 1.0, jnp.cumsum(x, axis=0)
 
 
+def _loss(w, x):
+    return jnp.sum(jnp.tanh(x @ w) ** 2)
+
+
+grad_loss = omnistage.grad(_loss)
+vmapped = omnistage.vmap(lambda row: row * row.sum() - jnp.max(row))
+
+
+def random_normal(key):
+    return random.normal(key, (6,)), random.uniform(random.fold_in(key, 1), (2, 3))
+
+
+def misc_rules(x, n):
+    return lax.round(x), jnp.sign(n), lax.population_count(n), n << 3, n >> 2
+
+
 PROGRAMS = [
     ("selu", selu, lambda: (_f32(4, 5),)),
     ("transcendentals", transcendentals, lambda: (_f32(3, 4),)),
@@ -141,4 +159,9 @@ PROGRAMS = [
     ("fori", fori, lambda: (_f32(3),)),
     ("scan_cumulative", scan_cumulative, lambda: (_f32(4, 2),)),
     ("host_fallback", host_fallback, lambda: (_f32(3, 4),)),
+    ("grad_loss", grad_loss, lambda: (_f32(3, 2) * 0.3, _f32(4, 3, seed=1))),
+    ("vmapped", vmapped, lambda: (_f32(3, 4),)),
+    ("random_normal", random_normal, lambda: (np.asarray(random.PRNGKey(7)),)),
+    ("misc_rules", misc_rules, lambda: (np.array([-2.5, -0.5, 0.5, 1.5, 2.5], np.float32),
+                                        np.array([-7, 0, 3, 2**30, -2**31], np.int32))),
 ]

@@ -79,15 +79,27 @@ _TINY64 = np.float64(float(np.finfo(np.float64).tiny) * 2.0 ** (np.finfo(np.floa
 if SIMULATED:
     from .. import support as _rt
 
-    fma_float32 = _rt.fma_float32
-    fma_float64 = _rt.fma_float64
-    round_half_away = _rt.round_half_away
+    def _fma(a, b, c):
+        """The fma primitive's exact NumPy implementation (the compiled one is llvm.fma)."""
+        from ...core.primitive import registry
+
+        return type(a)(registry["fma"].impl(a, b, c)[()])
+
+    fma_float32 = fma_float64 = _fma
+
+    def round_half_away(x, half):
+        return np.floor(x + half) if x >= 0 else np.ceil(x - half)
 
     def isign(x):
         return np.sign(x)
 
     def conj(x):
         return np.conj(x)
+
+    def popcount(x):
+        """Set bits in x's own width (a Numba intrinsic cannot run as plain Python)."""
+        bits = np.dtype(type(x)).itemsize * 8
+        return type(x)(bin(int(x) & ((1 << bits) - 1)).count("1"))
 else:
     @_inline
     def fma_float32(a, b, c):
@@ -142,3 +154,51 @@ def _argbetter(greater):
 
 argmax_better = _argbetter(True) if SIMULATED else _inline(_argbetter(True))
 argmin_better = _argbetter(False) if SIMULATED else _inline(_argbetter(False))
+
+
+# --- the CPU backend's other scalar helpers (`codegen.support`) ------------------------------------
+
+
+def _wrap_integer(value, like):
+    """`value` (a Python or NumPy integer, possibly widened) wrapped to the integer type of
+    `like`, as the compiled cast does; NumPy 2 refuses out-of-range Python ints instead."""
+    dt = np.dtype(type(like))
+    bits = dt.itemsize * 8
+    v = int(value) & ((1 << bits) - 1)
+    if dt.kind == "i" and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return dt.type(v)
+
+
+def _simulated_helper(fn):
+    """A `support` helper called from simulated kernels (plain Python): results keep the first
+    operand's type and width, as they do in compiled code."""
+
+    fn = getattr(fn, "py_func", fn)  # plain Python: no CPU compile per signature
+
+    def helper(*args):
+        out = fn(*args)
+        like = args[0]
+        if isinstance(like, np.integer) and isinstance(out, (int, np.integer)) and not isinstance(out, bool):
+            return _wrap_integer(out, like)
+        if isinstance(like, np.inexact) and isinstance(out, (float, complex)) and not isinstance(out, np.generic):
+            return type(like)(out)  # Numba returns Python floats; float32 math must stay float32
+        return out
+
+    return helper
+
+
+def _install_support_helpers():
+    from .. import support as _rt
+
+    g = globals()
+    for name in dir(_rt):
+        fn = getattr(_rt, name)
+        if name.startswith("_") or name in g or not callable(fn) or isinstance(fn, type(np)):
+            continue
+        if getattr(fn, "__module__", "") not in (_rt.__name__,) and not hasattr(fn, "py_func") and not hasattr(fn, "_defn"):
+            continue
+        g[name] = _simulated_helper(fn) if SIMULATED else fn
+
+
+_install_support_helpers()

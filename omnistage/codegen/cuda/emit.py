@@ -32,9 +32,6 @@ from . import device_support, runtime
 CUDA_UNSUPPORTED_DTYPES = {"float16", "bfloat16"}
 _CASTS = {f"np.{n}" for n in ("float32", "float64", "complex64", "complex128", "bool_", "int8", "int16",
                               "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
-# CPU helpers whose bodies use NumPy math: their CUDA versions live in device_support
-_CUDA_HELPERS = {"_rt.fma_float32": "_cd.fma_float32", "_rt.fma_float64": "_cd.fma_float64",
-                 "_rt.round_half_away": "_cd.round_half_away"}
 
 
 # --- scalar expressions: the CPU rules, NumPy math turned into libdevice calls -------------------
@@ -53,8 +50,10 @@ class _ToCuda(ast.NodeTransformer):
             # the builtins compile as separate device functions: a conditional expression
             a, b = (ast.unparse(x) for x in node.args)
             return ast.parse(f"({a} if {a} {'>=' if func == 'max' else '<='} {b} else {b})", mode="eval").body
-        if func in _CUDA_HELPERS:
-            node.func = ast.parse(_CUDA_HELPERS[func], mode="eval").body
+        if func.startswith("_rt."):
+            # every support helper is reached through _cd: CUDA versions where the CPU one
+            # uses NumPy math, integer-width-keeping wrappers under the simulator
+            node.func = ast.parse("_cd." + func[4:], mode="eval").body
             return node
         if not func.startswith("np.") or func in _CASTS:
             return node
@@ -250,7 +249,6 @@ class CudaModule:
             f"# Numba CUDA kernels and host driver for the omnistage program {self.program.name!r}.",
             "import numpy as np",
             "from numba import cuda",
-            "from omnistage.codegen import support as _rt",
             "from omnistage.codegen.cuda import device_support as _cd",
             "from omnistage.codegen.cuda import runtime as _cu",
             "",
