@@ -219,13 +219,8 @@ def _triangular_solve_ct_a(ct_b, x, params):
 
 def _triangular_solve_vjp(ct, ins, out, **params):
     a, _ = ins
-    cache = {}
-
-    def ct_b():
-        if "b" not in cache:
-            cache["b"] = _triangular_solve_ct_b(ct, a, params)
-        return cache["b"]
-
+    # a's cotangent is built from b's: staged once when both are needed
+    ct_b = functools.cache(lambda: _triangular_solve_ct_b(ct, a, params))
     return [lambda: _triangular_solve_ct_a(ct_b(), out, params), ct_b]
 
 

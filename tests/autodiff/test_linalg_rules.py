@@ -250,6 +250,8 @@ _SQUARE = {
     "det": jnp.linalg.det,
     "slogdet": lambda a: tuple(jnp.linalg.slogdet(a)),
     "eigvals": jnp.linalg.eigvals,
+    "eig": lambda a: tuple(jnp.linalg.eig(a)),
+    "svd_square": lambda a: tuple(jnp.linalg.svd(a)) if a.dtype == np.float64 else jnp.linalg.svd(a).S,
     "matrix_power": lambda a: jnp.linalg.matrix_power(a, 3),
     "matrix_power_negative": lambda a: jnp.linalg.matrix_power(a, -2),
     "cond": jnp.linalg.cond,
