@@ -384,3 +384,23 @@ def test_derivative_program_marks_adjoint_lines(x64):
     a = _well_conditioned((3, 3), np.float64, 34)
     text = str(jax.make_jaxpr(jax.grad(lambda a: jnp.linalg.slogdet(a)[1]))(a))
     assert "triangular_solve(" in text and "(vjp)" in text
+
+
+@pytest.mark.parametrize("dtype,wide", [(np.float32, np.float64), (np.complex64, np.complex128)])
+def test_single_precision_gradients_keep_their_dtype(dtype, wide):
+    a = _well_conditioned((3, 3), wide, 35)
+
+    def loss(a):
+        s = jnp.linalg.svd(a, compute_uv=False)
+        return jnp.real(jnp.sum(jnp.linalg.inv(a)) + jnp.linalg.slogdet(a)[1] + jnp.sum(s ** 2) + jnp.sum(jnp.linalg.qr(a)[1]))
+
+    old = jax.config.read("jax_enable_x64")
+    try:
+        jax.config.update("jax_enable_x64", False)
+        g32 = jax.grad(loss)(a.astype(dtype))
+        jax.config.update("jax_enable_x64", True)
+        g64 = jax.grad(loss)(a)
+    finally:
+        jax.config.update("jax_enable_x64", old)
+    assert g32.dtype == dtype
+    np.testing.assert_allclose(np.asarray(g32), np.asarray(g64), rtol=1e-4, atol=1e-4)
