@@ -21,8 +21,16 @@ def loop_reference(f, args, in_axes, out_axes=0):
     outs = [f(*[_take(a, ax, i) for a, ax in zip(args, axes)]) for i in range(n)]
     leaves = [tree_util.tree_leaves(o) for o in outs]
     tree = tree_util.tree_structure(outs[0])
-    stacked = [np.stack([np.asarray(l[j]) for l in leaves], axis=out_axes) for j in range(len(leaves[0]))]
+    axes = _out_axis_per_leaf(outs[0], out_axes)
+    stacked = [np.stack([np.asarray(l[j]) for l in leaves], axis=axes[j]) for j in range(len(leaves[0]))]
     return tree_util.tree_unflatten(tree, stacked)
+
+
+def _out_axis_per_leaf(out, out_axes):
+    """out_axes (an int, or a tuple over a tuple output) repeated for each output leaf."""
+    if isinstance(out_axes, tuple):
+        return [a for o, a in zip(out, out_axes) for _ in tree_util.tree_leaves(o)]
+    return [out_axes] * len(tree_util.tree_leaves(out))
 
 
 def check_vmap(f, *args, in_axes=0, out_axes=0, rtol=1e-5, atol=1e-6, jit=True, printed=True):
