@@ -110,6 +110,46 @@ def test_argmax_and_argmin_have_no_derivative_but_differentiate_through(x64):
     assert t.dtype == jax.dtypes.float0 and t.shape == (2,)
 
 
+def _logsumexp(x, axis):
+    top = lax.stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+    return jnp.log(jnp.sum(jnp.exp(x - top), axis=axis)) + jnp.squeeze(top, axis)
+
+
+def _softmax(x, axis):
+    e = jnp.exp(x - jnp.max(x, axis=axis, keepdims=True))
+    return e / jnp.sum(e, axis=axis, keepdims=True)
+
+
+JNP = {
+    "max": lambda x: jnp.max(x, axis=1),
+    "min_keepdims": lambda x: jnp.min(x, axis=0, keepdims=True),
+    "amax_all": lambda x: jnp.amax(x),
+    "prod": lambda x: jnp.prod(x, axis=0),
+    "cumsum": lambda x: jnp.cumsum(x, axis=1),
+    "cumsum_flat": lambda x: jnp.cumsum(x),
+    "cumprod": lambda x: jnp.cumprod(x, axis=0),
+    "norm": lambda x: jnp.linalg.norm(x),
+    "norm_rows": lambda x: jnp.linalg.norm(x, axis=1),
+    "norm_inf": lambda x: jnp.linalg.norm(x, ord=np.inf, axis=1),
+    "norm_1": lambda x: jnp.linalg.norm(x, ord=1, axis=0),
+    "mean": lambda x: jnp.mean(x, axis=0),
+    "var": lambda x: jnp.var(x, axis=1),
+    "std": lambda x: jnp.std(x),
+    "logsumexp": lambda x: _logsumexp(x, 1),
+    "softmax": lambda x: _softmax(x, 1),
+    "log_softmax_loss": lambda x: -jnp.sum(jnp.log(_softmax(x, 0))[np.array([0, 2, 1, 0]), np.arange(4)]),
+    "einsum": lambda x: jnp.einsum("ij,kj->ik", x, x ** 2),
+    "einsum_trace": lambda x: jnp.einsum("ij,ji->", x, x.T * 2.0),
+    "max_minus_min": lambda x: jnp.max(x, axis=0) - jnp.min(x, axis=0) + jnp.ptp(x, axis=1).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JNP))
+def test_jnp_functions_built_on_reductions(x64, name):
+    x = np.random.default_rng(len(name)).uniform(0.5, 1.5, (3, 4)) * np.array([1, -1, 1, -1])
+    check_grads(JNP[name], (x,))
+
+
 def test_float32_gradients_keep_their_dtype():
     x = np.array([1.0, -2.0, 3.0], np.float32)
     for fn in (jnp.max, jnp.prod, lambda x: jnp.sum(jnp.cumprod(x)), lambda x: jnp.sum(lax.cumlogsumexp(x))):
