@@ -11,8 +11,9 @@ out-of-bounds index rows into range, while the scatters drop them. So
 cotangent (found by scattering the row numbers), and the overwritten operand entries get
 zero. `scatter_mul` is exact with zeros and duplicates at every order (per update row: the
 product of the other factors written to its position, by a segmented scan over the rows
-sorted by position; JAX supports unique indices only). `scatter_min`/`scatter_max` split the derivative evenly among the operand
-entry and the updates that attain the result, as JAX does.
+sorted by position; JAX supports unique indices only). `scatter_min`/`scatter_max` split
+the derivative evenly among the operand entry and the updates that attain the result, as
+JAX does.
 
 Also the gather helpers other rule modules use to permute tangents (`take_along_axis` and
 its transpose `put_along_axis`).
@@ -104,8 +105,7 @@ def _dynamic_slice_jvp(primals, tangents, out, *, slice_sizes):
 
 def _dynamic_slice_vjp(ct, ins, out, *, slice_sizes):
     operand, *starts = ins
-    zeros = Z.zeros(aval_of(operand))
-    return [lambda: bind("dynamic_update_slice", zeros, ct, *starts)] + [None] * len(starts)
+    return [lambda: bind("dynamic_update_slice", Z.zeros(aval_of(operand)), ct, *starts)] + [None] * len(starts)
 
 
 def _dynamic_update_slice_jvp(primals, tangents, out):
@@ -226,13 +226,18 @@ def _segment_exclusive_products(values, pos, start, stop, step):
     +1 for those before, -1 for those after): a segmented Hillis-Steele scan, polynomial in
     `values` (no division), so exact with zeros at every order."""
     one = _c(values, 1)
-    in_run = lambda d: E.ge(E.sub(pos, np.int32(d)), start) if d > 0 else E.le(E.sub(pos, np.int32(d)), stop)  # noqa: E731
-    rows = lambda mask: S.broadcast_in_dim(mask, _shape(values), (0,))  # noqa: E731
+
+    def same_run(d):
+        """Rows whose neighbour `d` rows away is in the same run, as a mask of values' shape."""
+        moved = E.sub(pos, np.int32(d))
+        mask = E.ge(moved, start) if d > 0 else E.le(moved, stop)
+        return S.broadcast_in_dim(mask, _shape(values), (0,))
+
     acc, s = values, 1
     while s < _shape(values)[0]:
-        acc = E.mul(acc, E.select(rows(in_run(s * step)), _shift_rows(acc, s * step, one), one))
+        acc = E.mul(acc, E.select(same_run(s * step), _shift_rows(acc, s * step, one), one))
         s *= 2
-    return E.select(rows(in_run(step)), _shift_rows(acc, step, one), one)
+    return E.select(same_run(step), _shift_rows(acc, step, one), one)
 
 
 def _scatter_mul_partial(operand, indices, updates, axes):
@@ -320,13 +325,17 @@ def _scatter_extreme_jvp(primals, tangents, out, *, axes):
 def _scatter_extreme_vjp(ct, ins, out, *, axes):
     operand, indices, updates = ins
 
-    def weights():
-        return _extreme_weights(operand, indices, updates, out, axes)
+    weights = []  # computed once, by whichever cotangent is asked for first
+
+    def weight(i):
+        if not weights:
+            weights.extend(_extreme_weights(operand, indices, updates, out, axes))
+        return weights[i]
 
     return [
-        lambda: E.mul(ct, weights()[0]),
+        lambda: E.mul(ct, weight(0)),
         None,
-        lambda: E.mul(I.gather(ct, clamped(operand, indices, axes), axes), weights()[1]),
+        lambda: E.mul(I.gather(ct, clamped(operand, indices, axes), axes), weight(1)),
     ]
 
 
