@@ -338,6 +338,9 @@ _ORACLE = {
     "svd": (lambda np_, a: np_.sum(np_.linalg.svd(a, full_matrices=False)[0] ** 4) + np_.sum(np_.linalg.svd(a)[1]), "general"),
     "qr": (lambda np_, a: np_.sum(np_.sin(np_.linalg.qr(a)[0])) + np_.sum(np_.linalg.qr(a)[1] ** 2), "general"),
     "pinv": (lambda np_, a: np_.sum(np_.linalg.pinv(a[:, :3]) ** 2), "general"),
+    # phase-invariant functions of the vectors, so complex matrices compare too
+    "eigh_moduli": (lambda np_, a: np_.sum(np_.abs(np_.linalg.eigh(a)[1]) ** 2 * np_.arange(4.0)), "spd"),
+    "svd_moduli": (lambda np_, a: np_.sum(np_.abs(np_.linalg.svd(a)[0]) ** 2 * np_.arange(4.0)), "general"),
     "norm_2": (lambda np_, a: np_.linalg.norm(a, 2), "general"),
 }
 
