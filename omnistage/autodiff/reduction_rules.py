@@ -123,21 +123,20 @@ def _shift(v, s, axis, reverse, fill):
     return S.pad(v, fill, tuple(config))
 
 
-def _cumprod_step(a, shifted):
-    out = E.mul(a, shifted)
-    return out, shifted, a
+def _cumprod_step(a, before):
+    return E.mul(a, before), before, a
 
 
 def _logaddexp(a, b):
-    """log(exp(a) + exp(b)) without overflow (b may be -inf: the shifted-in fill)."""
+    """log(exp(a) + exp(b)) without overflow (one of them may be -inf)."""
     hi = E.max(a, b)
     lo = E.min(a, b)
     return E.add(hi, E.log1p(E.exp(E.sub(lo, hi))))
 
 
-def _cumlogsumexp_step(a, shifted):
-    out = _logaddexp(a, shifted)
-    return out, E.exp(E.sub(a, out)), E.exp(E.sub(shifted, out))
+def _cumlogsumexp_step(a, before):
+    out = _logaddexp(a, before)
+    return out, E.exp(E.sub(a, out)), E.exp(E.sub(before, out))
 
 
 def _balanced(pick, a, b):
@@ -147,29 +146,47 @@ def _balanced(pick, a, b):
 
 
 def _extreme_step(combine, pick):
-    def step(a, shifted):
-        return combine(a, shifted), _balanced(pick, a, shifted), _balanced(pick, shifted, a)
+    def step(a, before):
+        return combine(a, before), _balanced(pick, a, before), _balanced(pick, before, a)
 
     return step
 
 
-# name: (value shifted in at the start of the scan, one combine step (a, shifted) -> (a', P, Q))
+# name: one combine step (a, the partial result s places before) -> (a', P, Q), where
+# P = d a' / d a and Q = d a' / d before
 _SCANS = {
-    "cumprod": (lambda x: _c(x, 1), _cumprod_step),
-    "cumlogsumexp": (lambda x: _c(x, -np.inf), _cumlogsumexp_step),
-    "cummax": (lambda x: _c(x, -np.inf), _extreme_step(E.max, E.gt)),
-    "cummin": (lambda x: _c(x, np.inf), _extreme_step(E.min, E.lt)),
+    "cumprod": _cumprod_step,
+    "cumlogsumexp": _cumlogsumexp_step,
+    "cummax": _extreme_step(E.max, E.gt),
+    "cummin": _extreme_step(E.min, E.lt),
 }
 
 
+def _along(v, start, stop, axis):
+    shape = aval_of(v).shape
+    starts, limits = [0] * len(shape), list(shape)
+    starts[axis], limits[axis] = start, stop
+    return S.slice(v, starts, limits)
+
+
 def _scan_coefficients(name, x, axis, reverse):
-    """[(s, P_l, Q_l)] for each level of the scan of `x` along `axis`."""
-    fill, step = _SCANS[name]
+    """[(s, P_l, Q_l)] for each level of the scan of `x` along `axis`. At level s only the
+    positions with a partial result s places before them combine; the first s keep their
+    value (P = 1, Q = 0), so no fill value has to be neutral for the combine."""
+    step = _SCANS[name]
     n = aval_of(x).shape[axis]
+    ndim = aval_of(x).ndim
     levels, a, s = [], x, 1
     while s < n:
-        a, p, q = step(a, _shift(a, s, axis, reverse, fill(x)))
-        levels.append((s, p, q))
+        if reverse:
+            current, previous, kept = _along(a, 0, n - s, axis), _along(a, s, n, axis), _along(a, n - s, n, axis)
+        else:
+            current, previous, kept = _along(a, s, n, axis), _along(a, 0, n - s, axis), _along(a, 0, s, axis)
+        combined, p, q = step(current, previous)
+        a = S.concatenate([combined, kept] if reverse else [kept, combined], axis)
+        config = [(0, 0, 0)] * ndim
+        config[axis] = (0, s, 0) if reverse else (s, 0, 0)
+        levels.append((s, S.pad(p, _c(x, 1), tuple(config)), S.pad(q, _c(x, 0), tuple(config))))
         s *= 2
     return levels
 

@@ -90,6 +90,16 @@ def test_cumlogsumexp_does_not_overflow(x64):
     np.testing.assert_allclose(g, [0.0, 0.0, w, 1 - w])
 
 
+def test_cumulative_scans_with_infinite_entries(x64):
+    # a masked (-inf) entry contributes nothing and gets no derivative, as in JAX
+    x = np.array([-np.inf, 0.0, 1.0])
+    w = np.exp(1.0) / (1 + np.exp(1.0))
+    jac = jax.jacrev(lambda x: lax.cumlogsumexp(x, 0))(x)
+    np.testing.assert_allclose(jac, [[1.0, 0, 0], [0, 1.0, 0], [0, 1 - w, w]])
+    jac = jax.jacfwd(lambda x: lax.cummax(x, 0))(np.array([-np.inf, -np.inf, 1.0]))
+    np.testing.assert_allclose(jac, [[1.0, 0, 0], [0.5, 0.5, 0], [0, 0, 1.0]])
+
+
 def test_cummax_follows_the_running_maximum(x64):
     x = np.array([1.0, 3.0, 2.0, 5.0, 4.0])
     jac = jax.jacrev(lambda x: lax.cummax(x, 0))(x)
