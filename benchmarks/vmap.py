@@ -1,0 +1,108 @@
+"""Benchmark: omnistage's `jit(vmap(f))` against JAX's on a 128 x 3x3 batch (issue 6).
+
+    python benchmarks/vmap.py [--batch 128] [--repeats 15] [--cases spectral_radius,...]
+
+For each small matrix function f (one 3x3 matrix in, a scalar or a small array out) prints
+the steady-state time per call of omnistage's and JAX's `jit(vmap(f))` on the same batch
+(median of repeats; each repeat times enough back-to-back calls to last >= 20 ms; warm-up
+calls, which compile, are excluded; JAX outputs are waited for with `block_until_ready`),
+and the ratio omnistage / JAX (< 1: omnistage is faster). Both results are checked to agree
+before timing. One thread each (BLAS, Numba, XLA), as benchmarks/cpu.py does, so the ratio
+compares code, not thread pools.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+for _k, _v in {
+    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3",
+}.items():
+    os.environ.setdefault(_k, _v)
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import omnistage  # noqa: E402
+
+
+def cases(jnp):
+    """name -> f(matrix) written against a jnp module (omnistage.numpy or jax.numpy)."""
+
+    def spectral_radius(m):  # the seed's example (jnp.linalg.eigvals of each matrix)
+        return jnp.max(jnp.abs(jnp.linalg.eigvals(m)))
+
+    def gram_trace(m):  # matmul, transcendental, reductions
+        g = m @ m.T
+        return jnp.trace(jnp.tanh(g)) + jnp.sum(g * g)
+
+    def normalize_rows(m):  # reductions broadcast back, elementwise
+        return m / jnp.sqrt(jnp.sum(m * m, axis=1, keepdims=True) + 1e-6)
+
+    def det_inv(m):  # small dense linear algebra
+        a = m @ m.T + 3.0 * jnp.eye(3, dtype=m.dtype)
+        return jnp.linalg.det(a) * jnp.linalg.inv(a)
+
+    return {f.__name__: f for f in (spectral_radius, gram_trace, normalize_rows, det_inv)}
+
+
+def median_time(fn, repeats, min_time=0.02):
+    fn()
+    fn()
+    n, t = 1, 0.0
+    while True:  # calls per repeat so that one repeat lasts >= min_time
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t = time.perf_counter() - start
+        if t >= min_time:
+            break
+        n *= 2
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        times.append((time.perf_counter() - start) / n)
+    return statistics.median(times)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--cases", default=None, help="comma-separated case names")
+    args = parser.parse_args(argv)
+    try:
+        import jax
+        import jax.numpy as jjnp
+    except ImportError:
+        jax = None
+    batch = np.random.default_rng(0).standard_normal((args.batch, 3, 3)).astype(np.float32)
+    ours = cases(omnistage.numpy)
+    theirs = cases(jjnp) if jax is not None else {}
+    names = args.cases.split(",") if args.cases else list(ours)
+    print(f"jit(vmap(f)) on a {args.batch} x 3x3 float32 batch; median of {args.repeats} repeats")
+    print(f"{'case':18s} {'omnistage':>12s} {'jax':>12s} {'ratio':>8s}")
+    for name in names:
+        f_ours = omnistage.jit(omnistage.vmap(ours[name]))
+        x_ours = omnistage.numpy.asarray(batch)
+        got = np.asarray(f_ours(x_ours))
+        t_ours = median_time(lambda: f_ours(x_ours), args.repeats)
+        if jax is None:
+            print(f"{name:18s} {t_ours * 1e6:10.1f}us {'n/a':>12s} {'n/a':>8s}")
+            continue
+        f_jax = jax.jit(jax.vmap(theirs[name]))
+        x_jax = jax.device_put(batch)
+        want = np.asarray(f_jax(x_jax))
+        np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-4)
+        t_jax = median_time(lambda: f_jax(x_jax).block_until_ready(), args.repeats)
+        print(f"{name:18s} {t_ours * 1e6:10.1f}us {t_jax * 1e6:10.1f}us {t_ours / t_jax:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
