@@ -134,6 +134,21 @@ def misc_rules(x, n):
     return lax.round(x), jnp.sign(n), lax.population_count(n), n << 3, n >> 2
 
 
+def indexing(x, i, idx):
+    return (x[i], x[:, i], lax.dynamic_slice(x, (i, 1), (2, 2)), x[idx], x.at[i, 1:3].set(-1.0),
+            x.at[idx].add(1.0), x.at[idx, 0].max(0.5), lax.dynamic_update_slice(x, x[:2, :2] * 0, (5, i)))
+
+
+def padding_and_cumulative(x):
+    return (jnp.pad(x, ((1, 2), (0, 1)), constant_values=-1.0), lax.pad(x, 0.0, ((-1, 1, 1), (1, -1, 0))),
+            jnp.cumsum(x, axis=1), jnp.cumprod(x, axis=0), lax.cummax(x, axis=1, reverse=True),
+            lax.cumlogsumexp(x, axis=0))
+
+
+def bitcasts(x):
+    return lax.bitcast_convert_type(x, jnp.int32), lax.bitcast_convert_type(x.astype(jnp.int32), jnp.float32)
+
+
 PROGRAMS = [
     ("selu", selu, lambda: (_f32(4, 5),)),
     ("transcendentals", transcendentals, lambda: (_f32(3, 4),)),
@@ -162,6 +177,9 @@ PROGRAMS = [
     ("grad_loss", grad_loss, lambda: (_f32(3, 2) * 0.3, _f32(4, 3, seed=1))),
     ("vmapped", vmapped, lambda: (_f32(3, 4),)),
     ("random_normal", random_normal, lambda: (np.asarray(random.PRNGKey(7)),)),
+    ("indexing", indexing, lambda: (_f32(4, 5), np.int32(2), np.array([3, 0, 3, 9, -1], np.int32))),
+    ("padding_and_cumulative", padding_and_cumulative, lambda: (_f32(3, 4),)),
+    ("bitcasts", bitcasts, lambda: (_f32(2, 3),)),
     ("misc_rules", misc_rules, lambda: (np.array([-2.5, -0.5, 0.5, 1.5, 2.5], np.float32),
                                         np.array([-7, 0, 3, 2**30, -2**31], np.int32))),
 ]

@@ -133,6 +133,18 @@ else:
     def conj(x):
         return x.conjugate()
 
+    @_inline
+    def logaddexp(x, y, log2):
+        """np.logaddexp in x's precision (as `codegen.support.logaddexp`)."""
+        if x == y:
+            return x + log2
+        d = x - y
+        if d > 0:
+            return x + math.log1p(math.exp(-d))
+        if d <= 0:
+            return y + math.log1p(math.exp(d))
+        return d
+
 
 def _argbetter(greater):
     """Whether candidate (v, i) beats (best, at): the first NaN wins, then the first extremum

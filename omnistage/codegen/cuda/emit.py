@@ -652,6 +652,199 @@ class HostDriver:
         return self.emit_host_call(e)
 
 
+# --- opaque statements with kernels: indexing, padding, cumulative reductions, bitcasts ------------
+
+
+def _map_kernel(driver, e, out_aval, element):
+    """A grid-stride kernel over the output of `e`; `element(kb, idx)` writes the lines that
+    compute one element and returns its expression."""
+    out = e.outs[0]
+    driver.alloc(out, out_aval, _loc_comment(e.stmt))
+    n = out_aval.size
+    if n == 0:
+        return
+    kernel = driver.module.kernel_name(out)
+    kb = driver.body()
+    kb._use(out)
+    kb.line(f"for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):")
+    kb.indent += 1
+    idx = [f"_i{k}" for k in range(out_aval.ndim)]
+    kb.unflatten("_f", out_aval.shape, idx)
+    v = element(kb, idx)
+    kb.line(f"{kb.target(out, idx)} = {v}")
+    driver.finish_kernel(kernel, kb, e, [out])
+    driver.launch(kernel, f"_cu.grid({n})", kb)
+
+
+def _clamped_starts(kb, starts, shape, sizes):
+    """Locals holding each start index clamped into [0, dim - size] (XLA's rule)."""
+    names = []
+    for d, (s, dim, z) in enumerate(zip(starts, shape, sizes)):
+        v = kb.fresh(f"_s{d}")
+        kb.line(f"{v} = _cd.clamp_index(np.int64({kb.value(s, [])}), {dim - z + 1})")
+        names.append(v)
+    return names
+
+
+def _emit_dynamic_slice(driver, e):
+    x, *starts = e.ins
+    xa, oa = driver.aval(x), driver.program.avals[e.outs[0]]
+    sizes = e.params["slice_sizes"]
+
+    def element(kb, idx):
+        if not xa.ndim:
+            return kb.value(x, [])
+        lo = _clamped_starts(kb, starts, xa.shape, sizes)
+        return kb.value(x, [f"{s} + {i}" for s, i in zip(lo, idx)])
+
+    _map_kernel(driver, e, oa, element)
+
+
+def _emit_dynamic_update_slice(driver, e):
+    x, update, *starts = e.ins
+    xa, ua, oa = driver.aval(x), driver.aval(update), driver.program.avals[e.outs[0]]
+
+    def element(kb, idx):
+        if not xa.ndim:
+            return kb.value(update, [])
+        lo = _clamped_starts(kb, starts, xa.shape, ua.shape)
+        inside = " and ".join(f"{s} <= {i} < {s} + {z}" for s, i, z in zip(lo, idx, ua.shape)) or "True"
+        new = kb.value(update, [f"{i} - {s}" for s, i in zip(lo, idx)]) if ua.size else "0"
+        return f"({new} if {inside} else {kb.value(x, idx)})"
+
+    _map_kernel(driver, e, oa, element)
+
+
+def _emit_gather(driver, e):
+    x, indices = e.ins
+    axes = tuple(e.params["axes"])
+    xa, ia, oa = driver.aval(x), driver.aval(indices), driver.program.avals[e.outs[0]]
+    if any(xa.shape[a] == 0 for a in axes):
+        return _emit_zeros(driver, e, oa)
+    nb = ia.ndim - 1
+
+    def element(kb, idx):
+        batch, rest = idx[:nb], iter(idx[nb:])
+        coords = {}
+        for j, a in enumerate(axes):
+            c = kb.fresh(f"_c{j}")
+            kb.line(f"{c} = _cd.clamp_index(np.int64({kb.value(indices, batch + [str(j)])}), {xa.shape[a]})")
+            coords[a] = c
+        return kb.value(x, [coords[d] if d in coords else next(rest) for d in range(xa.ndim)])
+
+    _map_kernel(driver, e, oa, element)
+
+
+def _emit_scatter(driver, e):
+    """A copy of the operand, then one thread per window element (the dimensions not indexed)
+    applying every update row to it in order: no two threads touch one element, so repeated
+    indices combine deterministically, in the CPU backend's order. Out-of-bounds rows drop."""
+    from ..opaque_rules import _SCATTER_COMBINE
+
+    x, indices, updates = e.ins
+    out = e.outs[0]
+    axes = tuple(e.params["axes"])
+    xa, ia, ua, oa = driver.aval(x), driver.aval(indices), driver.aval(updates), driver.program.avals[out]
+    _map_kernel(driver, e, oa, lambda kb, idx: kb.value(x, idx))
+    rest_axes = [d for d in range(xa.ndim) if d not in axes]
+    rest_shape = [xa.shape[d] for d in rest_axes]
+    rows = int(np.prod(ia.shape[:-1], dtype=np.int64))
+    n = int(np.prod(rest_shape, dtype=np.int64))
+    if ua.size == 0 or n == 0 or rows == 0:
+        return
+    kernel = driver.module.kernel_name(f"{out}_updates")
+    kb = driver.body()
+    kb._use(out)
+    rest = [f"_r{k}" for k in range(len(rest_shape))]
+    batch = [f"_b{k}" for k in range(ia.ndim - 1)]
+    kb.line(f"for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):")
+    kb.indent += 1
+    kb.unflatten("_f", rest_shape, rest)
+    kb.line(f"for _g in range({rows}):")
+    kb.indent += 1
+    kb.unflatten("_g", list(ia.shape[:-1]), batch)
+    coords, it = {}, iter(rest)
+    for j, a in enumerate(axes):
+        c = kb.fresh(f"_c{j}")
+        kb.line(f"{c} = np.int64({kb.value(indices, batch + [str(j)])})")
+        coords[a] = c
+    if coords:
+        kb.line("if " + " and ".join(f"0 <= {c} < {xa.shape[a]}" for a, c in coords.items()) + ":")
+        kb.indent += 1
+    target = kb.target(out, [coords[d] if d in coords else next(it) for d in range(xa.ndim)])
+    upd = kb.value(updates, batch + rest if ua.ndim else [])
+    kb.line(f"{target} = {cuda_expression(_SCATTER_COMBINE[e.prim](xa.dtype, target, upd), [xa.dtype])}")
+    driver.finish_kernel(kernel, kb, e, [out])
+    driver.launch(kernel, f"_cu.grid({n})", kb, "  # rows applied in order by each thread")
+
+
+def _emit_zeros(driver, e, aval):
+    driver.line(f"{e.outs[0]} = _cu.to_device(np.zeros({_shape(aval)!r}, dtype={_np_dtype(aval.dtype)})){_loc_comment(e.stmt)}")
+
+
+def _emit_pad(driver, e):
+    x, fill = e.ins
+    xa, oa = driver.aval(x), driver.program.avals[e.outs[0]]
+    config = e.params["padding_config"]
+
+    def element(kb, idx):
+        if not xa.ndim:
+            return kb.value(x, [])
+        conds, src = [], []
+        for i, n, (lo, _, interior) in zip(idx, xa.shape, config):
+            t = kb.fresh("_p")
+            kb.line(f"{t} = {i} - {lo}" if lo >= 0 else f"{t} = {i} + {-lo}")
+            step = interior + 1
+            conds.append(f"{t} >= 0" + (f" and {t} % {step} == 0" if step > 1 else "") + f" and {t} // {step} < {n}")
+            src.append(f"{t} // {step}" if step > 1 else t)
+        inside = " and ".join(f"({c})" for c in conds)
+        return f"({kb.value(x, src)} if {inside} else {kb.value(fill, [])})"
+
+    _map_kernel(driver, e, oa, element)
+
+
+def _emit_cumulative(driver, e):
+    """One thread per line along `axis`, which it scans in order (deterministic)."""
+    from ..opaque_rules import _CUMULATIVE_COMBINE
+
+    (x,) = e.ins
+    out = e.outs[0]
+    axis, reverse = e.params["axis"], e.params["reverse"]
+    xa, oa = driver.aval(x), driver.program.avals[out]
+    driver.alloc(out, oa, _loc_comment(e.stmt))
+    n = xa.shape[axis]
+    lines = xa.size // n if n else 0
+    if not lines:
+        return
+    kernel = driver.module.kernel_name(out)
+    kb = driver.body()
+    kb._use(out)
+    others = [d for d in range(xa.ndim) if d != axis]
+    idx = [f"_i{d}" for d in range(xa.ndim)]
+    kb.line(f"for _f in range(cuda.grid(1), {lines}, cuda.gridsize(1)):")
+    kb.indent += 1
+    kb.unflatten("_f", [xa.shape[d] for d in others], [idx[d] for d in others])
+    first, steps = (n - 1, f"range({n - 2}, -1, -1)") if reverse else (0, f"range(1, {n})")
+    at = lambda k: [k if d == axis else idx[d] for d in range(xa.ndim)]  # noqa: E731
+    kb.line(f"_acc = {kb.value(x, at(str(first)))}")
+    kb.line(f"{kb.target(out, at(str(first)))} = _acc")
+    kb._memo = {}
+    kb.line(f"for _k in {steps}:")
+    combine = cuda_expression(_CUMULATIVE_COMBINE[e.prim](oa.dtype, "_acc", kb.value(x, at("_k"))), [oa.dtype])
+    kb.line(f"    _acc = {combine}")
+    kb.line(f"    {kb.target(out, at('_k'))} = _acc")
+    driver.finish_kernel(kernel, kb, e, [out])
+    driver.launch(kernel, f"_cu.grid({lines})", kb, "  # one thread per line")
+
+
+def _emit_bitcast(driver, e):
+    (x,) = e.ins
+    xa, oa = driver.aval(x), driver.program.avals[e.outs[0]]
+    if xa.dtype.itemsize != oa.dtype.itemsize or literals.is_literal(x):
+        return driver.emit_host_call(e)
+    driver.line(f"{e.outs[0]} = _cu.bitcast({x.id}, {_np_dtype(oa.dtype)})  # a view: same bits{_loc_comment(e.stmt)}")
+
+
 def _has_unsupported_dtype(driver, e):
     avals = [driver.program.avals[o] for o in e.outs] + [driver.aval(a) for a in e.ins]
     return any(np.dtype(a.dtype).name in CUDA_UNSUPPORTED_DTYPES for a in avals)
@@ -675,6 +868,13 @@ CONTROL_FLOW = {
 OPAQUE_KERNELS = {
     "dot_general": HostDriver.emit_dot_general,
     "concatenate": HostDriver.emit_concatenate,
+    "dynamic_slice": _emit_dynamic_slice,
+    "dynamic_update_slice": _emit_dynamic_update_slice,
+    "gather": _emit_gather,
+    "pad": _emit_pad,
+    **{prim: _emit_scatter for prim in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")},
+    "bitcast_convert_type": _emit_bitcast,
+    **{prim: _emit_cumulative for prim in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")},
 }
 
 

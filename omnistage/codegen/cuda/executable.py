@@ -33,7 +33,14 @@ class CudaProgram:
             return self._run_on_host(args)
         operands = [_device_operand(a) for a in args]
         try:
-            outs = self._fn(*operands, *self._consts)
+            if runtime.SIMULATED:
+                # simulated kernels do NumPy scalar arithmetic, which warns on the integer
+                # wraparound and float overflow that compiled kernels do silently
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    outs = self._fn(*operands, *self._consts)
+            else:
+                outs = self._fn(*operands, *self._consts)
         except Exception as e:  # noqa: BLE001 - only compile errors are handled
             if not _is_numba_compile_error(e):
                 raise

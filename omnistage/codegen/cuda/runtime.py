@@ -223,6 +223,12 @@ def store_step(ys, t, y):
         _copy_kernel()[grid(dst.shape[0])](dst, src)
 
 
+def bitcast(array, dtype):
+    """The same bits as `dtype` (equal widths): a view, no copy."""
+    view = array.view(np.dtype(dtype))
+    return cuda.to_device(view) if isinstance(view, np.ndarray) else view  # the simulator's view is a host array
+
+
 # --- contractions through cuBLAS -------------------------------------------------------------
 
 
