@@ -145,11 +145,17 @@ def test_eig_eigenvector_tangent_matches_jax(x64):
     jax_ref = pytest.importorskip("jax")
     jax_ref.config.update("jax_enable_x64", True)
     x, t = _rand((4, 4), np.float64, 11), _rand((4, 4), np.float64, 12)
-    _, ours = jax.jvp(lambda x: L.eig(x), (x,), (t,))
-    _, theirs = jax_ref.jvp(lambda x: jax_ref.lax.linalg.eig(x, enable_eigvec_derivs=True), (x,), (t,))
-    for o, e in zip(ours, theirs):
-        # the outputs may differ by LAPACK's sign per column; the tangents by the same sign
-        np.testing.assert_allclose(np.abs(np.asarray(o)), np.abs(np.asarray(e)), rtol=1e-8, atol=1e-10)
+    outs, ours = jax.jvp(lambda x: L.eig(x), (x,), (t,))
+    refs, theirs = jax_ref.jvp(lambda x: jax_ref.lax.linalg.eig(x, enable_eigvec_derivs=True), (x,), (t,))
+    np.testing.assert_allclose(np.asarray(ours[0]), np.asarray(theirs[0]), rtol=1e-8, atol=1e-10)
+    for v, v_ref, dv, dv_ref in zip(outs[1:], refs[1:], ours[1:], theirs[1:]):
+        # both normalise each column's largest entry to be real, but its sign may differ
+        # (the left vectors' do); the tangent then differs by the same sign
+        v, v_ref = np.asarray(v), np.asarray(v_ref)
+        big = np.argmax(np.abs(v), axis=0), np.arange(4)
+        sign = np.sign(np.real(v[big] / v_ref[big]))
+        np.testing.assert_allclose(v, v_ref * sign, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(np.asarray(dv), np.asarray(dv_ref) * sign, rtol=1e-8, atol=1e-10)
 
 
 # --- svd -----------------------------------------------------------------------------------
