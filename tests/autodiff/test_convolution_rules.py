@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
+from omnistage.autodiff import rules
 
 from ..helpers import check_staged
 from .check import check_grads
@@ -124,3 +125,14 @@ def test_derivative_programs_run_from_their_printed_source():
 
     check_staged(jax.grad(f, argnums=(0, 1)), lhs, rhs, rtol=1e-4, atol=1e-4)
     check_staged(lambda l, r: jax.jvp(f, (l, r), (l, r))[1], lhs, rhs, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_has_both_rules():
+    assert rules.has_rules("conv_general_dilated")
+
+
+def test_complex_conv(x64):
+    rng = np.random.default_rng(9)
+    lhs = rng.standard_normal((2, 2, 5)) + 1j * rng.standard_normal((2, 2, 5))
+    rhs = rng.standard_normal((3, 2, 2)) + 1j * rng.standard_normal((3, 2, 2))
+    check_grads(lambda l, r: lax.conv_general_dilated(l, r, (2,), ((1, 0),)), (lhs, rhs))

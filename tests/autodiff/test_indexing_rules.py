@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
+from omnistage.autodiff import rules
 
 from ..helpers import check_staged
 from .check import check_grads
@@ -192,3 +193,17 @@ def test_derivative_programs_run_from_their_printed_source():
 
     check_staged(jax.grad(f, argnums=(0, 1)), x, v)
     check_staged(lambda x, v: jax.jvp(f, (x, v), (x, v))[1], x, v)
+
+
+@pytest.mark.parametrize("name", sorted(SCATTERS) + ["gather", "dynamic_slice", "dynamic_update_slice"])
+def test_every_indexing_primitive_has_both_rules(name):
+    assert rules.has_rules(name)
+
+
+def test_complex_gather_and_scatters(x64):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3))
+    u = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    indices = np.array([[1], [3], [3]], np.int32)
+    for scatter in (lax.scatter, lax.scatter_add, lax.scatter_mul):
+        check_grads(lambda x, u: scatter(x, indices, u) + lax.gather(x, indices[::-1], (0,))[:1], (x, u))

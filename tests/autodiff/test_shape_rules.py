@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
+from omnistage.autodiff import rules
 
 from ..helpers import check_staged
 from .check import check_grads
@@ -140,3 +141,8 @@ def test_derivative_programs_run_from_their_printed_source():
 
     check_staged(jax.grad(f), x)
     check_staged(lambda x: jax.jvp(f, (x,), (x,))[1], x)
+
+
+@pytest.mark.parametrize("name", ["concatenate", "pad", "slice", "rev", "iota"])
+def test_every_shape_primitive_has_both_rules(name):
+    assert rules.has_rules(name)

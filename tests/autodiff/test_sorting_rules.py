@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
+from omnistage.autodiff import rules
 
 from ..helpers import check_staged
 from .check import check_grads
@@ -92,3 +93,7 @@ def test_derivative_programs_run_from_their_printed_source():
 
     check_staged(jax.grad(f, argnums=(0, 1)), x, y)
     check_staged(lambda x, y: jax.jvp(f, (x, y), (x, y))[1], x, y)
+
+
+def test_sort_has_both_rules():
+    assert rules.has_rules("sort")
