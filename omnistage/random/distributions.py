@@ -143,8 +143,10 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     sqrt2 = np.asarray(np.sqrt(2), dt)[()]
     lower = _param(lower, dt, shape, "truncated_normal")
     upper = _param(upper, dt, shape, "truncated_normal")
-    a = erf(lax.div(lower, sqrt2))
-    b = erf(lax.div(upper, sqrt2))
+    # XLA rewrites the division by the constant sqrt(2) into a product with its reciprocal
+    inv_sqrt2 = np.asarray(1, dt)[()] / sqrt2
+    a = erf(lax.mul(lower, inv_sqrt2))
+    b = erf(lax.mul(upper, inv_sqrt2))
     out = lax.mul(sqrt2, erf_inv(_uniform(k, shape, dt, a, b)))
     # rounding may land on a bound; keep the result in the open interval
     above = lax.nextafter(lower, lax.broadcast_in_dim(np.asarray(np.inf, dt)[()], lower.shape, ()))

@@ -20,7 +20,9 @@ SEEDS = (0, 42, 2**31 - 1)
 
 def _bits(x):
     x = np.asarray(x)
-    if x.dtype.kind == "f":
+    if x.dtype.kind == "c":  # real and imaginary parts, interleaved
+        x = x.view(f"float{x.dtype.itemsize * 4}")
+    if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
         x = x.view(f"uint{x.dtype.itemsize * 8}")
     return x.astype(np.uint64 if x.dtype.itemsize == 8 else np.int64).tolist() if x.dtype != np.bool_ else x.tolist()
 
@@ -32,6 +34,11 @@ def record(fn):
 
 def _case(name, fn):
     return name, fn
+
+
+def _f32(x):
+    """Parameters are computed by NumPy (both libraries' linspace may round differently)."""
+    return np.asarray(x, np.float32)
 
 
 def cases_32(jr, jnp):
@@ -72,6 +79,21 @@ def _seed_cases_32(jr, jnp, s):
               lambda: jr.choice(k, jnp.arange(10) * 3, (5,), p=jnp.linspace(0.0, 1.0, 10))),
         _case(f"categorical({s}, log([.1, .2, .7]), shape=(20,))",
               lambda: jr.categorical(k, jnp.log(jnp.array([0.1, 0.2, 0.7])), shape=(20,))),
+        _case(f"normal({s}, (7, 13))", lambda: jr.normal(k, (7, 13))),
+        _case(f"normal({s}, (5,), float16)", lambda: jr.normal(k, (5,), jnp.float16)),
+        _case(f"normal({s}, (5,), bfloat16)", lambda: jr.normal(k, (5,), jnp.bfloat16)),
+        _case(f"normal({s}, (5,), complex64)", lambda: jr.normal(k, (5,), jnp.complex64)),
+        _case(f"exponential({s}, (9, 3))", lambda: jr.exponential(k, (9, 3))),
+        _case(f"gumbel({s}, (11,))", lambda: jr.gumbel(k, (11,))),
+        _case(f"gumbel({s}, (11,), mode=high)", lambda: jr.gumbel(k, (11,), mode="high")),
+        _case(f"truncated_normal({s}, -1.5, 2.0, (13,))", lambda: jr.truncated_normal(k, -1.5, 2.0, (13,))),
+        _case(f"truncated_normal({s}, linspace bounds)",
+              lambda: jr.truncated_normal(k, _f32(np.linspace(-3, 0.5, 7)), _f32(np.linspace(-1, 4, 7)))),
+        _case(f"gamma({s}, linspace(1, 9, 11))", lambda: jr.gamma(k, _f32(np.linspace(1, 9, 11)))),
+        _case(f"gamma({s}, 2.5, (3, 3))", lambda: jr.gamma(k, 2.5, (3, 3))),
+        _case(f"loggamma({s}, geomspace(1e-3, 5, 9))", lambda: jr.loggamma(k, _f32(np.geomspace(1e-3, 5, 9)))),
+        _case(f"beta({s}, 0.3, 2.0, (7,))", lambda: jr.beta(k, 0.3, 2.0, (7,))),
+        _case(f"dirichlet({s}, [0.2, 1.0, 3.0], (4,))", lambda: jr.dirichlet(k, jnp.array([0.2, 1.0, 3.0]), (4,))),
     ]
 
 
@@ -91,7 +113,59 @@ def _seed_cases_64(jr, jnp, s):
               lambda: jr.uniform(k, (9,), jnp.float64, minval=-3.0, maxval=7.0)),
         _case(f"randint({s}, (9,), -5, 2**40)", lambda: jr.randint(k, (9,), -5, 2**40)),
         _case(f"normal({s}, (3, 5), float64)", lambda: jr.normal(k, (3, 5), jnp.float64)),
+        _case(f"normal({s}, (7, 13), float64)", lambda: jr.normal(k, (7, 13), jnp.float64)),
+        _case(f"exponential({s}, (9,), float64)", lambda: jr.exponential(k, (9,), jnp.float64)),
+        _case(f"gumbel({s}, (11,), float64)", lambda: jr.gumbel(k, (11,), jnp.float64)),
+        _case(f"truncated_normal({s}, -1.5, 2.0, (13,), float64)",
+              lambda: jr.truncated_normal(k, -1.5, 2.0, (13,), jnp.float64)),
+        _case(f"loggamma({s}, geomspace(1e-3, 5, 9), float64)",
+              lambda: jr.loggamma(k, np.geomspace(1e-3, 5, 9), dtype=jnp.float64)),
     ]
+
+
+# --- mantissa sweeps: normal's float arithmetic on many random-bit patterns -------------
+
+SWEEP_STRIDE_32 = 61  # every 61st of the 2**23 float32 mantissas
+SWEEP_COUNT_64 = 50_000
+
+
+def sweep_bits(nbits):
+    """The random bits fed to normal's float part: float32 mantissas at a fixed stride, or
+    float64 patterns from a fixed NumPy generator."""
+    if nbits == 32:
+        return (np.arange(0, 2**23, SWEEP_STRIDE_32, dtype=np.uint32) << np.uint32(9))
+    return np.random.default_rng(20261121).integers(0, 2**64, SWEEP_COUNT_64, dtype=np.uint64)
+
+
+def digest(x):
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(np.asarray(x)).tobytes()).hexdigest()
+
+
+def _jax_normal_from_bits(bits, dtype):
+    """jax.random.normal's float arithmetic (jax/_src/random/core.py `_uniform` and
+    `_normal_real`) applied to given bits; checked equal to jax.random.normal itself."""
+    import jax
+    from jax import lax
+    from jax._src.lax import special
+
+    def f(bits):
+        nbits, nmant = np.dtype(dtype).itemsize * 8, np.finfo(dtype).nmant
+        lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+        hi = np.array(1.0, dtype)
+        float_bits = lax.bitwise_or(lax.shift_right_logical(bits, np.array(nbits - nmant, bits.dtype)),
+                                    np.array(1.0, dtype).view(bits.dtype))
+        floats = lax.bitcast_convert_type(float_bits, dtype) - np.array(1.0, dtype)
+        u = lax.max(lo, floats * (hi - lo) + lo)
+        return lax.mul(np.array(np.sqrt(2), dtype), special.erf_inv(u))
+
+    return np.asarray(jax.jit(f)(bits))
+
+
+def _sweep_digests():
+    return {"normal_float32": digest(_jax_normal_from_bits(sweep_bits(32), np.float32)),
+            "normal_float64": digest(_jax_normal_from_bits(sweep_bits(64), np.float64))}
 
 
 def _evaluate(cases):
@@ -109,6 +183,7 @@ def main():
     print("VECTORS = " + pprint.pformat(_evaluate(cases_32(jr, jnp)), width=100, compact=True))
     jax.config.update("jax_enable_x64", True)
     print("VECTORS_X64 = " + pprint.pformat(_evaluate(cases_64(jr, jnp)), width=100, compact=True))
+    print("SWEEP_DIGESTS = " + pprint.pformat(_sweep_digests(), width=100))
 
 
 if __name__ == "__main__":

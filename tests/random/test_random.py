@@ -1,6 +1,8 @@
 """Behaviour of omnistage.random beyond the stored JAX vectors: statistics, key handling and
 its errors, dtypes, staging, and the fma/erf building blocks."""
 import fractions
+import math
+import platform
 
 import numpy as np
 import pytest
@@ -9,7 +11,9 @@ from hypothesis import given, settings, strategies as st
 import omnistage
 import omnistage.numpy as jnp
 import omnistage.random as jr
+from omnistage.random import _glibc_log, _xla_math
 from omnistage.random._fma import fma
+from omnistage.random._rsqrt import rsqrt_f32
 from omnistage.random._special import erf, erf_inv
 from tests.helpers import check_staged
 
@@ -174,6 +178,36 @@ def test_non_float_dtypes_are_rejected():
         jr.randint(KEY, (2,), 0, 3, jnp.float32)
 
 
+def test_gamma_family_moments():
+    a = 2.5
+    g = np.asarray(jr.gamma(KEY, a, (200_000,)))
+    assert g.dtype == np.float32 and (g > 0).all()
+    assert abs(g.mean() - a) < 0.03 and abs(g.var() - a) < 0.08
+    small = np.asarray(jr.gamma(KEY, 0.3, (100_000,)))  # the boosted branch
+    assert abs(small.mean() - 0.3) < 0.01
+    lg = np.asarray(jr.loggamma(KEY, 0.3, (100_000,)))
+    assert abs(np.exp(lg).mean() - 0.3) < 0.01
+    b = np.asarray(jr.beta(KEY, 2.0, 5.0, (100_000,)))
+    assert ((b > 0) & (b < 1)).all() and abs(b.mean() - 2 / 7) < 5e-3
+
+
+def test_dirichlet_rows_sum_to_one_with_mean_alpha_over_its_sum():
+    alpha = np.array([0.5, 1.0, 2.5], np.float32)
+    d = np.asarray(jr.dirichlet(KEY, jnp.asarray(alpha), (50_000,)))
+    assert d.shape == (50_000, 3)
+    np.testing.assert_allclose(d.sum(-1), 1, rtol=1e-5)
+    np.testing.assert_allclose(d.mean(0), alpha / alpha.sum(), atol=5e-3)
+
+
+def test_gamma_parameter_shapes_and_dtypes(x64):
+    assert jr.gamma(KEY, jnp.ones((2, 3))).shape == (2, 3)
+    assert jr.gamma(KEY, 1.5, (4, 2)).dtype == np.float64
+    assert jr.gamma(KEY, 1.5, (3,), jnp.float32).dtype == np.float32
+    assert jr.gamma(KEY, 1.5, (0,)).shape == (0,)
+    with pytest.raises(ValueError, match="broadcast"):
+        jr.gamma(KEY, jnp.ones(3), (2,))
+
+
 # --- staging -----------------------------------------------------------------------------
 
 
@@ -249,3 +283,63 @@ def test_erf_matches_the_math_module():
     x = np.linspace(-6, 6, 241)
     want = np.array([math.erf(v) for v in x], np.float32)
     np.testing.assert_allclose(np.asarray(erf(jnp.asarray(x.astype(np.float32)))), want, atol=2e-7)
+
+
+# --- XLA's and glibc's elementary functions --------------------------------------------
+
+
+def _ulps(a, b):
+    bits = f"int{np.asarray(a).dtype.itemsize * 8}"
+    return np.abs(np.asarray(a).view(bits).astype(np.int64) - np.asarray(b).view(bits).astype(np.int64))
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the reference is glibc's log")
+def test_float64_log_is_glibcs_bit_for_bit(x64):
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.random(20_000) * 3, 1 + (rng.random(20_000) - 0.5) / 8,
+                        np.exp(rng.uniform(-745, 709, 20_000)), [5e-324, 2.0**-1022, 1.0, 0.9375]])
+    want = np.array([math.log(v) for v in x])
+    got = np.asarray(_glibc_log.log(jnp.asarray(x)))
+    np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+
+
+def test_float64_log_special_values(x64):
+    got = np.asarray(_glibc_log.log(jnp.asarray([0.0, -0.0, np.inf, -1.0, np.nan])))
+    assert got[0] == got[1] == -np.inf and got[2] == np.inf and np.isnan(got[3:]).all()
+
+
+def test_float32_log_log1p_exp_are_within_two_ulps():
+    x = np.geomspace(1e-30, 1e30, 50_001).astype(np.float32)
+    assert _ulps(_xla_math.log_f32(jnp.asarray(x)), np.log(x.astype(np.float64)).astype(np.float32)).max() <= 2
+    y = np.linspace(-0.999, 3, 50_001).astype(np.float32)
+    assert _ulps(_xla_math.log1p(jnp.asarray(y)), np.log1p(y.astype(np.float64)).astype(np.float32)).max() <= 2
+    z = np.linspace(-80, 80, 50_001).astype(np.float32)
+    assert _ulps(_xla_math.exp_f32(jnp.asarray(z)), np.exp(z.astype(np.float64)).astype(np.float32)).max() <= 2
+
+
+def test_xla_functions_special_values():
+    log = np.asarray(_xla_math.log_f32(jnp.asarray(np.float32([0, np.inf, -1, np.nan]))))
+    assert log[0] == -np.inf and log[1] == np.inf and np.isnan(log[2:]).all()
+    exp = np.asarray(_xla_math.exp_f32(jnp.asarray(np.float32([-100, 100, np.nan, -87.5]))))
+    # XLA clamps to [-87.8, 88.8] and flushes subnormal results to zero
+    assert exp[0] == 0 and exp[1] == np.inf and np.isnan(exp[2]) and exp[3] == 0
+
+
+def test_flush_denormals_keeps_the_sign():
+    x = np.float32([1e-40, -1e-40, 1e-30, 0.0])
+    got = np.asarray(_xla_math.flush_denormals(jnp.asarray(x)))
+    assert got.tolist() == [0.0, 0.0, 1e-30 * 1, 0.0] or np.allclose(got, [0, 0, np.float32(1e-30), 0])
+    assert np.signbit(got[1]) and not np.signbit(got[0])
+
+
+def test_rsqrt_is_within_one_ulp_and_handles_special_values():
+    x = np.geomspace(1e-37, 1e37, 100_001).astype(np.float32)
+    got = np.asarray(rsqrt_f32(jnp.asarray(x)))
+    assert _ulps(got, (1 / np.sqrt(x.astype(np.float64))).astype(np.float32)).max() <= 1
+    special = np.asarray(rsqrt_f32(jnp.asarray(np.float32([0, np.inf, -1, np.nan]))))
+    assert special[0] == np.inf and special[1] == 0 and np.isnan(special[2:]).all()
+
+
+def test_fma_keeps_the_sign_of_an_exact_zero():
+    zero = np.asarray(fma(np.float32(0), np.float32(-0.5), np.float32(-0.0)))
+    assert zero == 0 and np.signbit(zero)
