@@ -84,7 +84,9 @@ def test_conv_gradients_equal_jax(x64):
     jax_ref.config.update("jax_enable_x64", True)
     rng = np.random.default_rng(5)
     lhs, rhs = rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((6, 2, 3, 2))
-    kwargs = dict(window_strides=(2, 1), padding=((1, 2), (0, 1)), lhs_dilation=(1, 2), rhs_dilation=(2, 1), feature_group_count=2)
+    kwargs = dict(
+        window_strides=(2, 1), padding=((1, 2), (0, 1)), lhs_dilation=(1, 2), rhs_dilation=(2, 1), feature_group_count=2
+    )
 
     def loss(conv):
         return lambda l, r: (conv(l, r, **kwargs) ** 2).sum()

@@ -125,7 +125,10 @@ def test_dynamic_slice_and_update_slice(x64, start):
 
 def test_dynamic_slice_with_traced_start(x64):
     x = np.random.default_rng(2).standard_normal((5, 4))
-    f = lambda x: lax.dynamic_update_slice(x, lax.dynamic_slice(x, (jnp.argmax(x[:, 0]), 1), (2, 3)) ** 2, (jnp.argmin(x[:, 1]), 0))
+    def f(x):
+        window = lax.dynamic_slice(x, (jnp.argmax(x[:, 0]), 1), (2, 3))
+        return lax.dynamic_update_slice(x, window ** 2, (jnp.argmin(x[:, 1]), 0))
+
     check_grads(f, (x,))
     g = jax.grad(lambda x: jnp.sum(lax.dynamic_slice(x, (jnp.argmax(x[:, 0]), 1), (2, 3))))(x)
     assert g.sum() == 6.0
