@@ -138,3 +138,11 @@ def test_complex_conv(x64):
     lhs = rng.standard_normal((2, 2, 5)) + 1j * rng.standard_normal((2, 2, 5))
     rhs = rng.standard_normal((3, 2, 2)) + 1j * rng.standard_normal((3, 2, 2))
     check_grads(lambda l, r: lax.conv_general_dilated(l, r, (2,), ((1, 0),)), (lhs, rhs))
+
+
+def test_one_differentiated_operand_at_a_time(x64):
+    rng = np.random.default_rng(11)
+    lhs, rhs = rng.standard_normal((2, 4, 5)), rng.standard_normal((4, 2, 2))
+    f = lambda l, r: lax.conv_general_dilated(l, r, (1,), ((1, 1),), feature_group_count=2)  # noqa: E731
+    for i in (0, 1):
+        np.testing.assert_allclose(jax.jacfwd(f, argnums=i)(lhs, rhs), jax.jacrev(f, argnums=i)(lhs, rhs), atol=1e-12)

@@ -210,3 +210,15 @@ def test_complex_gather_and_scatters(x64):
     indices = np.array([[1], [3], [3]], np.int32)
     for scatter in (lax.scatter, lax.scatter_add, lax.scatter_mul):
         check_grads(lambda x, u: scatter(x, indices, u) + lax.gather(x, indices[::-1], (0,))[:1], (x, u))
+
+
+@pytest.mark.parametrize("name", sorted(SCATTERS) + ["dynamic_update_slice"])
+def test_one_differentiated_operand_at_a_time(x64, name):
+    # the other operand's tangent is a symbolic zero: forward and reverse Jacobians agree
+    rng = np.random.default_rng(10)
+    x, u = rng.standard_normal((4, 3)), rng.standard_normal((3, 3))
+    indices = np.array([[1], [3], [3]], np.int32)
+    fn = SCATTERS.get(name)
+    f = (lambda x, u: fn(x, indices, u)) if fn else (lambda x, u: lax.dynamic_update_slice(x, u[:2, :2], (1, 1)))
+    for i in (0, 1):
+        np.testing.assert_allclose(jax.jacfwd(f, argnums=i)(x, u), jax.jacrev(f, argnums=i)(x, u), atol=1e-12)

@@ -147,3 +147,15 @@ def test_derivative_programs_run_from_their_printed_source():
 @pytest.mark.parametrize("name", ["concatenate", "pad", "slice", "rev", "iota"])
 def test_every_shape_primitive_has_both_rules(name):
     assert rules.has_rules(name)
+
+
+def test_one_differentiated_operand_at_a_time(x64):
+    # the other operand's tangent is a symbolic zero: forward and reverse Jacobians agree
+    x, v = _rand(11, (3, 4)), np.float64(0.3)
+    cases = [
+        (lambda x, v: lax.pad(x, v, ((1, -1, 1), (0, 2, 0))), (x, v)),
+        (lambda x, y: lax.concatenate([x, y], 0), (x, _rand(12, (2, 4)))),
+    ]
+    for f, args in cases:
+        for i in (0, 1):
+            np.testing.assert_allclose(jax.jacfwd(f, argnums=i)(*args), jax.jacrev(f, argnums=i)(*args), atol=1e-12)
