@@ -96,10 +96,14 @@ def _total(v):
 
 
 def _pad_vjp(ct, ins, out, *, padding_config):
-    return [
-        lambda: _unpad(ct, padding_config),
-        lambda: E.sub(_total(ct), _total(_unpad(ct, padding_config))),
-    ]
+    unpadded = []  # computed once, by whichever cotangent is asked for first
+
+    def operand_ct():
+        if not unpadded:
+            unpadded.append(_unpad(ct, padding_config))
+        return unpadded[0]
+
+    return [operand_ct, lambda: E.sub(_total(ct), _total(operand_ct()))]
 
 
 JVP["pad"], VJP["pad"] = _pad_jvp, _pad_vjp

@@ -17,10 +17,12 @@ from .rules import JVP, VJP, bind
 
 
 def _permutation(keys, dimension, is_stable, num_keys):
-    """Where each sorted entry came from along `dimension` (int32, the operands' shape)."""
+    """Where each sorted entry came from along `dimension` (int32, the operands' shape).
+    Sorted stably, so that ties keep the order the primal sort gave them (every
+    implementation of `sort` is stable, which satisfies is_stable=False too)."""
     shape = tuple(aval_of(keys[0]).shape)
     iota = S.broadcasted_iota(np.int32, shape, dimension)
-    outs = bind("sort", *keys, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    outs = bind("sort", *keys, iota, dimension=dimension, is_stable=True, num_keys=num_keys)
     return outs[-1]
 
 
