@@ -1,0 +1,77 @@
+"""`pmap`: JAX's parallel map, on the devices omnistage has (one CPU device).
+
+With one device, `pmap(f, axis_name)` is `jit(vmap(f, in_axes, out_axes, axis_name))` over a
+mapped axis of size at most `local_device_count()` (as JAX: a larger axis is an error naming
+the device count). Collectives (`lax.psum`, `pmean`, ...) by `axis_name` work as under vmap,
+so single-device code written for pmap (the seeds' distributed training step) runs unchanged.
+"""
+import functools
+
+from .api import jit
+from .api_vmap import _flat_in_axes, vmap
+from .core import devices as core_devices
+from .core import tree_util
+
+
+def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
+         devices=None, backend=None, axis_size=None, donate_argnums=(), global_arg_shapes=None):
+    """Map `fun` over the leading axis of its arguments, one slice per device."""
+    if fun is None:
+        return functools.partial(
+            pmap, axis_name=axis_name, in_axes=in_axes, out_axes=out_axes,
+            static_broadcasted_argnums=static_broadcasted_argnums, devices=devices, backend=backend,
+            axis_size=axis_size, donate_argnums=donate_argnums,
+        )
+    static = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) else tuple(static_broadcasted_argnums)
+    n_devices = len(devices) if devices is not None else core_devices.local_device_count()
+
+    @functools.wraps(fun)
+    def pmapped(*args, **kwargs):
+        dyn_in_axes = in_axes
+        if static:
+            if isinstance(in_axes, (tuple, list)):
+                dyn_in_axes = tuple(a for i, a in enumerate(in_axes) if i not in static)
+            dyn_args = [a for i, a in enumerate(args) if i not in static]
+        else:
+            dyn_args = list(args)
+        axes = _flat_in_axes(dyn_in_axes if not isinstance(dyn_in_axes, list) else tuple(dyn_in_axes), dyn_args, kwargs)
+        leaves = tree_util.tree_leaves((tuple(dyn_args), kwargs))
+        sizes = {_shape(x)[a] for x, a in zip(leaves, axes) if a is not None}
+        size = axis_size if axis_size is not None else (max(sizes) if sizes else None)
+        if size is not None and size > n_devices:
+            raise ValueError(
+                f"compiling computation that requires {size} logical devices, but only "
+                f"{n_devices} XLA devices are available (num_replicas={size})"
+            )
+        return _compiled(len(args))(*args, **kwargs)
+
+    cache = {}
+
+    def _compiled(n_args):
+        if n_args not in cache:
+            def call(*args, **kwargs):
+                st = {i: args[i] for i in static}
+                dyn = [a for i, a in enumerate(args) if i not in st]
+                dyn_axes = in_axes
+                if static and isinstance(in_axes, (tuple, list)):
+                    dyn_axes = tuple(a for i, a in enumerate(in_axes) if i not in st)
+
+                def inner(*dyn_args, **kw):
+                    it = iter(dyn_args)
+                    full = [st[i] if i in st else next(it) for i in range(n_args)]
+                    return fun(*full, **kw)
+
+                return vmap(inner, dyn_axes, out_axes, axis_name=axis_name, axis_size=axis_size)(*dyn, **kwargs)
+
+            call.__name__ = getattr(fun, "__name__", "pmapped")
+            cache[n_args] = jit(call, static_argnums=static, backend=backend)
+        return cache[n_args]
+
+    return pmapped
+
+
+def _shape(x):
+    return tuple(getattr(x, "shape", ()))
+
+
+__all__ = ["pmap"]
