@@ -16,7 +16,7 @@ from . import zeros as Z
 from .rules import JVP, VJP, bind
 
 
-def _permutation(keys, dimension, is_stable, num_keys):
+def _permutation(keys, dimension, num_keys):
     """Where each sorted entry came from along `dimension` (int32, the operands' shape).
     Sorted stably, so that ties keep the order the primal sort gave them (every
     implementation of `sort` is stable, which satisfies is_stable=False too)."""
@@ -27,7 +27,7 @@ def _permutation(keys, dimension, is_stable, num_keys):
 
 
 def _sort_jvp(primals, tangents, out, *, dimension, is_stable, num_keys):
-    perm = _permutation(primals[:num_keys], dimension, is_stable, num_keys)
+    perm = _permutation(primals[:num_keys], dimension, num_keys)
     return [
         None if t is None else IR.take_along_axis(t, perm, dimension)
         for t in tangents
@@ -41,7 +41,7 @@ def _sort_vjp(cts, ins, outs, *, dimension, is_stable, num_keys):
         if cts[i] is None or not Z.is_differentiable(aval_of(ins[i])):
             return None
         if not perm:
-            perm.append(_permutation(ins[:num_keys], dimension, is_stable, num_keys))
+            perm.append(_permutation(ins[:num_keys], dimension, num_keys))
         return IR.put_along_axis(cts[i], ins[i], perm[0], dimension)
 
     return [lambda i=i: ct_in(i) for i in range(len(ins))]
