@@ -184,6 +184,11 @@ class GpuArray(Array):
         self._value.block_until_ready()
         return self
 
+    @property
+    def __cuda_array_interface__(self):
+        """Zero-copy access for CuPy, Numba and PyTorch (a real GPU only)."""
+        return self._value.__cuda_array_interface__
+
     def _host_array(self):
         return Array.from_numpy(self._value.to_host(), self.aval)
 

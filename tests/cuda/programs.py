@@ -149,6 +149,21 @@ def bitcasts(x):
     return lax.bitcast_convert_type(x, jnp.int32), lax.bitcast_convert_type(x.astype(jnp.int32), jnp.float32)
 
 
+_TABLE = np.arange(3, dtype=np.float32)
+
+
+def constants_and_passthrough(x):
+    return x + _TABLE, x, 2.0
+
+
+def switch3(i, x):
+    return lax.switch(i, [jnp.sin, jnp.cos, lambda v: -v], x)
+
+
+def while_with_constant(x):
+    return lax.while_loop(lambda v: v.sum() < 100.0, lambda v: v * 2.0 + _TABLE, x)
+
+
 PROGRAMS = [
     ("selu", selu, lambda: (_f32(4, 5),)),
     ("transcendentals", transcendentals, lambda: (_f32(3, 4),)),
@@ -174,6 +189,9 @@ PROGRAMS = [
     ("fori", fori, lambda: (_f32(3),)),
     ("scan_cumulative", scan_cumulative, lambda: (_f32(4, 2),)),
     ("host_fallback", host_fallback, lambda: (_f32(3, 4),)),
+    ("constants_and_passthrough", constants_and_passthrough, lambda: (_f32(3),)),
+    ("switch_clamped", switch3, lambda: (np.int32(5), _f32(2))),
+    ("while_with_constant", while_with_constant, lambda: (np.ones(3, np.float32),)),
     ("grad_loss", grad_loss, lambda: (_f32(3, 2) * 0.3, _f32(4, 3, seed=1))),
     ("vmapped", vmapped, lambda: (_f32(3, 4),)),
     ("random_normal", random_normal, lambda: (np.asarray(random.PRNGKey(7)),)),

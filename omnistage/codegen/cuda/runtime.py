@@ -17,6 +17,8 @@ except ImportError:  # a Numba without its CUDA target (newer Numba ships it as 
     cuda = None
 
 SIMULATED = bool(_numba_config.ENABLE_CUDASIM) and cuda is not None
+# small arrays get small grids on purpose: no "under-utilization" warning for them
+_numba_config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
 
 # Launch geometry. The simulator runs every thread as a Python thread, so it gets tiny blocks
 # and few of them (grid-stride loops make results independent of the geometry).
