@@ -25,6 +25,7 @@ from .core.array import Array
 from .core.tracer import Tracer
 from .lax import parallel
 from .lax._rules import to_operand
+from .staging.convert import convert
 from .vectorize import BatchAxis, batch_call
 from .vectorize.rules import batch_at
 
@@ -53,18 +54,36 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         axes = _flat_in_axes(in_axes, args, kwargs)
         axes = [None if a is None else _canonical_in_axis(a, x) for a, x in zip(axes, leaves)]
         size = _mapped_axis_size(fun, in_tree, leaves, axes, axis_size)
-        per_example = [x if a is None else _example_struct(x, a) for x, a in zip(leaves, axes)]
-        ex_args, ex_kwargs = tree_util.tree_unflatten(in_tree, per_example)
+        # Only mapped leaves become inputs of the staged program; unmapped ones reach `fun`
+        # as they are (a Python int stays an int for a static argument, as in JAX).
+        placeholders = [None if a is None else _example_struct(x, a) for x, a in zip(leaves, axes)]
+        ex_args, ex_kwargs = tree_util.tree_unflatten(in_tree, placeholders)
+        mapped = [(to_operand(x), a) for x, a in zip(leaves, axes) if a is not None]
         with parallel.extend_axis_env(axis_name, size):
-            s = stage_function(fun, ex_args, ex_kwargs, "vmap")
-            values = [to_operand(x) for x in leaves] + s.args[len(leaves):]
-            dims = axes + [None] * (len(s.args) - len(leaves))
+            s = stage_function(_with_unmapped(fun, in_tree, leaves, axes), ex_args, ex_kwargs, "vmap")
+            values = [x for x, _ in mapped] + s.args[len(mapped):]
+            dims = [a for _, a in mapped] + [None] * (len(s.args) - len(mapped))
             outs, out_dims = batch_call(s.program, values, dims, BatchAxis(size, axis_name))
         targets = _flat_out_axes(out_axes, s.out_tree, s.n_out)
         flat = [_place_output(o, d, t, size, axis_name) for o, d, t in zip(outs, out_dims, targets)]
         return tree_util.tree_unflatten(s.out_tree, flat)
 
     return vmap_f
+
+
+def _with_unmapped(fun, in_tree, leaves, axes):
+    """`fun` taking only the mapped leaves (the unmapped ones are None in its arguments'
+    pytrees) and calling the user's function, control flow converted, with all of them."""
+    target = convert(fun)
+
+    @functools.wraps(fun)
+    def staged(*args, **kwargs):
+        mapped = iter(tree_util.tree_leaves((args, kwargs)))
+        full = [next(mapped) if a is not None else x for x, a in zip(leaves, axes)]
+        full_args, full_kwargs = tree_util.tree_unflatten(in_tree, full)
+        return target(*full_args, **full_kwargs)
+
+    return staged
 
 
 # --- axis specifications ------------------------------------------------------------------------

@@ -36,6 +36,8 @@ def _out_axis_per_leaf(out, out_axes):
 def check_vmap(f, *args, in_axes=0, out_axes=0, rtol=1e-5, atol=1e-6, jit=True, printed=True):
     """vmap(f)(*args) equals the loop, eagerly and jitted; returns the eager result."""
     expected = loop_reference(f, args, in_axes, out_axes)
+    # as arrays (vmap hands unmapped NumPy arguments to f untouched, as JAX does)
+    args = [omnistage.numpy.asarray(a) for a in args]
     vf = omnistage.vmap(f, in_axes=in_axes, out_axes=out_axes)
     eager = vf(*args)
     assert_same(eager, expected, rtol, atol)

@@ -259,3 +259,17 @@ def test_python_control_flow_on_batched_values(rng):
         return total
 
     check_vmap(f, xs)
+
+
+def test_unmapped_arguments_reach_the_function_unchanged(rng):
+    from functools import partial
+
+    @partial(omnistage.jit, static_argnums=1)
+    def scale(x, n):
+        return x * n
+
+    xs = rand(rng, 3, 2)
+    assert_same(omnistage.vmap(scale, in_axes=(0, None))(xs, 3), xs * 3)
+    seen = []
+    omnistage.vmap(lambda a, b: seen.append(type(b)) or a, in_axes=(0, None))(xs, np.ones(2))
+    assert seen == [np.ndarray]
