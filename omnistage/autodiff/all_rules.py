@@ -9,3 +9,4 @@ from . import indexing_rules  # noqa: F401
 from . import sorting_rules  # noqa: F401
 from . import linalg_rules  # noqa: F401
 from . import convolution_rules  # noqa: F401
+from . import parallel_rules  # noqa: F401

@@ -263,3 +263,31 @@ def test_missing_rule_names_the_users_line():
             jax.grad(lambda x: jnp.sin(x))(1.0)
     finally:
         rules.VJP["sin"] = saved
+
+
+# Primitives whose outputs are integers or booleans: nothing to differentiate.
+NON_DIFFERENTIABLE = {
+    "and_", "argmax", "argmin", "axis_index", "bitcast_convert_type", "eq", "ge", "gt", "is_finite",
+    "le", "lt", "ne", "not_", "or_", "population_count", "reduce_and", "reduce_or", "reduce_xor",
+    "shift_left", "shift_right_arithmetic", "shift_right_logical", "xor",
+}
+
+
+def test_every_primitive_has_a_jvp_and_a_vjp_rule():
+    from omnistage.autodiff import rules
+    from omnistage.core.primitive import registry
+
+    missing = sorted(n for n in registry if n not in NON_DIFFERENTIABLE and not rules.has_rules(n))
+    assert missing == []
+
+
+def test_collectives_differentiate_like_jax():
+    xs = jnp.array([1.0, 3.0, 2.0])
+    # JAX 0.10.2 gives these values
+    np.testing.assert_allclose(jax.vmap(jax.grad(lambda x: lax.psum(x, "i")), axis_name="i")(xs), [3, 3, 3])
+    g = jax.grad(lambda xs: jax.vmap(lambda x: lax.psum(x * x, "i"), axis_name="i")(xs).sum())(xs)
+    np.testing.assert_allclose(g, [6, 18, 12])
+    g = jax.grad(lambda xs: jax.vmap(lambda x: lax.all_gather(x, "i")[1], axis_name="i")(xs).sum())(xs)
+    np.testing.assert_allclose(g, [0, 3, 0])
+    g = jax.grad(lambda xs: jax.vmap(lambda x: lax.pmax(x, "i"), axis_name="i")(xs).sum())(xs)
+    np.testing.assert_allclose(g, [0, 3, 0])
