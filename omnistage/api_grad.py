@@ -330,79 +330,118 @@ def linearize(fun, *primals, has_aux=False):
 
 
 # --- Jacobians -------------------------------------------------------------------------------------
+# One batched program per Jacobian: vmap of a JVP over the standard basis of the inputs
+# (jacfwd) or of a VJP over the standard basis of the outputs (jacrev), as JAX does.
 
 
-def _std_basis(leaves):
-    """The standard basis of the flattened inputs: one (leaf index, element index) per row."""
-    return [(i, k) for i, x in enumerate(leaves) for k in range(int(np.prod(leaf_aval(x).shape)))]
+def _std_basis(avals, dtype):
+    """The standard basis of the flattened leaves, one row per element: for each leaf an
+    array [n_total, *leaf shape] (rows outside the leaf's segment are zero)."""
+    sizes = [int(np.prod(a.shape)) for a in avals]
+    total = sum(sizes)
+    eye = np.eye(total, dtype=dtype)
+    out, start = [], 0
+    for a, n in zip(avals, sizes):
+        out.append(eye[:, start:start + n].reshape((total,) + tuple(a.shape)))
+        start += n
+    return out
 
 
-def _one_hot(aval, k):
-    v = np.zeros(aval.shape, dtype=aval.dtype)
-    v.reshape(-1)[k] = 1
-    return v
-
-
-def _stack_rows(rows, in_shape, out_aval, rows_first):
-    """Stack per-basis-element results into the Jacobian block for one (output, input) pair."""
+def _segments(x, axis, avals):
+    """Split `x` along `axis` into one piece per leaf of `avals`, each reshaped to that
+    leaf's shape in place of the axis."""
     from . import numpy as jnp
 
-    if not rows:
-        shape = (out_aval.shape + in_shape) if not rows_first else (in_shape + out_aval.shape)
-        return jnp.zeros(shape, out_aval.dtype)
-    stacked = jnp.stack(rows)  # [n_in, *out] for jacfwd, [n_out, *in] for jacrev
-    return stacked
+    pieces, start = [], 0
+    shape = tuple(x.shape)
+    for a in avals:
+        n = int(np.prod(a.shape))
+        idx = [slice(None)] * len(shape)
+        idx[axis] = slice(start, start + n)
+        piece = x[tuple(idx)]
+        new_shape = shape[:axis] + tuple(a.shape) + shape[axis + 1:]
+        pieces.append(jnp.reshape(piece, new_shape))
+        start += n
+    return pieces
+
+
+def _jac_dtype(avals):
+    return np.result_type(*[a.dtype for a in avals]) if avals else np.float32
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
-    """The Jacobian of `fun` by forward mode: one JVP per input element."""
+    """The Jacobian of `fun` by forward mode: vmap of a JVP over the input basis. Each output
+    leaf's block has shape out_shape + in_shape (JAX's layout)."""
 
     def jacfun(*args, **kwargs):
+        from .api_vmap import vmap
+
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
         f_partial, dyn = _partial_argnums(fun, args, kwargs, nums)
         leaves, tree = tree_util.tree_flatten(dyn)
-        for x in leaves:
-            _check_jac_input(leaf_aval(x), holomorphic, "jacfwd")
         avals = [leaf_aval(x) for x in leaves]
-        columns = []
-        for i, k in _std_basis(leaves):
-            ts = [_one_hot(a, k) if j == i else np.zeros(a.shape, a.dtype) for j, a in enumerate(avals)]
-            res = jvp(f_partial, (tree_util.tree_unflatten(tree, leaves),), (tree_util.tree_unflatten(tree, ts),), has_aux=has_aux)
-            columns.append(res[1])
+        for a in avals:
+            _check_grad_input(a, holomorphic, False, "jacfwd")
+        basis = _std_basis(avals, _jac_dtype(avals))
+        box = {}
+
+        def push(*ts):
+            res = jvp(f_partial, (dyn,), (tree_util.tree_unflatten(tree, [t.astype(a.dtype) if hasattr(t, "astype") else t for t, a in zip(ts, avals)]),), has_aux=has_aux)
+            box["out"] = res[0]
             if has_aux:
-                aux = res[2]
-            out = res[0]
-        if not columns:
-            raise ValueError("jacfwd of a function of no array elements")
-        jac = _assemble(columns, out, avals, tree, forward_mode=True)
-        jac = _unwrap_argnums(jac, argnums)
-        return (jac, aux) if has_aux else jac
+                box["aux"] = res[2]
+            return res[1]
+
+        cols = vmap(push, out_axes=-1)(*basis)
+        out_leaves, out_tree = tree_util.tree_flatten(cols)
+        blocks = [_block(tree, _segments(c, c.ndim - 1, avals), argnums) for c in out_leaves]
+        jac = tree_util.tree_unflatten(out_tree, blocks)
+        return (jac, _first_aux(fun, args, kwargs, nums, box)) if has_aux else jac
 
     return jacfun
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-    """The Jacobian of `fun` by reverse mode: one VJP per output element."""
+    """The Jacobian of `fun` by reverse mode: vmap of a VJP over the output basis."""
 
     def jacfun(*args, **kwargs):
+        from .api_vmap import vmap
+
         nums = _argnums_tuple(argnums, len(args), "jacrev")
         f_partial, dyn = _partial_argnums(fun, args, kwargs, nums)
-        for x in tree_util.tree_leaves(dyn):
-            _check_jac_input(leaf_aval(x), holomorphic, "jacrev", allow_int)
+        in_leaves, in_tree = tree_util.tree_flatten(dyn)
+        for x in in_leaves:
+            _check_grad_input(leaf_aval(x), holomorphic, allow_int, "jacrev")
         res = vjp(f_partial, dyn, has_aux=has_aux)
         out, pullback = res[0], res[1]
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_avals = [leaf_aval(o) for o in out_leaves]
-        rows = []
-        for i, k in _std_basis(out_leaves):
-            cts = [_one_hot(a, k) if j == i else np.zeros(a.shape, a.dtype) for j, a in enumerate(out_avals)]
-            (ct_in,) = pullback(tree_util.tree_unflatten(out_tree, cts))
-            rows.append(ct_in)
-        jac = _assemble_rev(rows, out_leaves, out_tree, dyn)
-        jac = _unwrap_argnums(jac, argnums)
+        basis = _std_basis(out_avals, _jac_dtype(out_avals))
+
+        def pull(*cts):
+            cts = [c.astype(a.dtype) for c, a in zip(cts, out_avals)]
+            return pullback(tree_util.tree_unflatten(out_tree, cts))[0]
+
+        rows = vmap(pull)(*basis)
+        row_leaves = tree_util.tree_leaves(rows)
+        per_out = [[] for _ in out_avals]
+        for r in row_leaves:
+            for k, piece in enumerate(_segments(r, 0, out_avals)):
+                per_out[k].append(piece)
+        blocks = [_block(in_tree, p, argnums) for p in per_out]
+        jac = tree_util.tree_unflatten(out_tree, blocks)
         return (jac, res[2]) if has_aux else jac
 
     return jacfun
+
+
+def _first_aux(fun, args, kwargs, nums, box):
+    """jacfwd's aux: the aux of one evaluation (it does not depend on the tangent)."""
+    aux = box.get("aux")
+    if aux is None or any(isinstance(l, Tracer) for l in tree_util.tree_leaves(aux)):
+        f_partial, dyn = _partial_argnums(fun, args, kwargs, nums)
+        return f_partial(dyn)[1]
+    return aux
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
@@ -410,12 +449,8 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux, holomorphic=holomorphic)
 
 
-def _check_jac_input(aval, holomorphic, transform, allow_int=False):
-    _check_grad_input(aval, holomorphic, allow_int, transform)
-
-
 def _partial_argnums(fun, args, kwargs, nums):
-    """(g, dyn): g(dyn) calls fun with the arguments at `nums` replaced from `dyn`."""
+    """(g, dyn): g(dyn) calls fun with the arguments at `nums` replaced from the tuple `dyn`."""
     dyn = tuple(args[i] for i in nums)
 
     def g(dyn_args):
@@ -429,54 +464,11 @@ def _partial_argnums(fun, args, kwargs, nums):
     return g, dyn
 
 
-def _unwrap_argnums(jac_per_arg, argnums):
-    """The Jacobian pytree for an int argnums is the single argument's, as JAX."""
-    return tree_util.tree_map(lambda j: j, jac_per_arg[0] if isinstance(argnums, int) else tuple(jac_per_arg),
-                              is_leaf=lambda x: isinstance(x, (Array, Tracer)))
-
-
-def _assemble(columns, out, in_avals, in_tree, forward_mode):
-    """jacfwd: columns[b] is the output-tangent pytree for basis element b. Result: the
-    output pytree whose leaves are input-pytree-structured Jacobian blocks
-    [*out_shape, *in_shape] (JAX's layout)."""
-    from . import numpy as jnp
-
-    out_leaves, out_tree = tree_util.tree_flatten(out)
-    col_leaves = [tree_util.tree_leaves(c) for c in columns]
-    blocks_per_out = []
-    for o_idx, o in enumerate(out_leaves):
-        o_shape = leaf_aval(o).shape
-        per_in, start = [], 0
-        for a in in_avals:
-            size = int(np.prod(a.shape))
-            cols = [col_leaves[b][o_idx] for b in range(start, start + size)]
-            start += size
-            block = jnp.stack(cols, axis=-1) if cols else jnp.zeros(o_shape + (0,), leaf_aval(o).dtype)
-            per_in.append(jnp.reshape(block, o_shape + tuple(a.shape)))
-        blocks_per_out.append(tree_util.tree_unflatten(in_tree, per_in))
-    return tree_util.tree_unflatten(out_tree, blocks_per_out)
-
-
-def _assemble_rev(rows, out_leaves, out_tree, dyn):
-    """jacrev: rows[b] is the input-cotangent pytree (a tuple over argnums) for output
-    basis element b."""
-    from . import numpy as jnp
-
-    in_leaves, in_tree = tree_util.tree_flatten(dyn)
-    row_leaves = [tree_util.tree_leaves(r) for r in rows]
-    blocks_per_out, start = [], 0
-    for o in out_leaves:
-        o_shape = leaf_aval(o).shape
-        size = int(np.prod(o_shape))
-        per_in = []
-        for i_idx, x in enumerate(in_leaves):
-            i_shape = leaf_aval(x).shape
-            rs = [row_leaves[b][i_idx] for b in range(start, start + size)]
-            block = jnp.stack(rs) if rs else jnp.zeros((0,) + i_shape, leaf_aval(x).dtype)
-            per_in.append(jnp.reshape(block, o_shape + tuple(i_shape)))
-        start += size
-        blocks_per_out.append(tree_util.tree_unflatten(in_tree, per_in))
-    return tree_util.tree_unflatten(out_tree, blocks_per_out)
+def _block(in_tree, pieces, argnums):
+    """One output leaf's Jacobian block, structured like the differentiated arguments (the
+    single argument itself for an int argnums, as JAX)."""
+    block = tree_util.tree_unflatten(in_tree, pieces)
+    return block[0] if isinstance(argnums, int) else block
 
 
 __all__ = ["grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "value_and_grad", "vjp"]

@@ -291,3 +291,19 @@ def test_collectives_differentiate_like_jax():
     np.testing.assert_allclose(g, [0, 3, 0])
     g = jax.grad(lambda xs: jax.vmap(lambda x: lax.pmax(x, "i"), axis_name="i")(xs).sum())(xs)
     np.testing.assert_allclose(g, [0, 3, 0])
+
+
+def test_jacobians_of_pytrees_have_jax_layout():
+    def f(x, y):
+        return jnp.sin(x) * y, {"s": (x**2).sum()}
+
+    x, y = jnp.arange(3.0), jnp.ones(3)
+    j_fwd = jax.jacfwd(f, argnums=(0, 1))(x, y)
+    j_rev = jax.jacrev(f, argnums=(0, 1))(x, y)
+    shapes = jax.tree_util.tree_map(lambda a: a.shape, j_fwd)
+    assert shapes == (((3, 3), (3, 3)), {"s": ((3,), (3,))})
+    for a, b in zip(jax.tree_util.tree_leaves(j_fwd), jax.tree_util.tree_leaves(j_rev)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    np.testing.assert_allclose(j_fwd[0][0], np.diag(np.cos(np.arange(3.0))), rtol=1e-6)
+    assert jax.jacfwd(lambda x: jnp.outer(x, x))(x).shape == (3, 3, 3)
+    np.testing.assert_allclose(jax.jit(jax.hessian(lambda x: (x**3).sum()))(x), np.diag(6 * np.arange(3.0)))
