@@ -273,3 +273,19 @@ def test_unmapped_arguments_reach_the_function_unchanged(rng):
     seen = []
     omnistage.vmap(lambda a, b: seen.append(type(b)) or a, in_axes=(0, None))(xs, np.ones(2))
     assert seen == [np.ndarray]
+
+
+def test_seed_spectral_radius_of_128_matrices_with_jit_of_vmap(rng):
+    # the seeds' example (004): batched_spectral_radius = jax.vmap(jax_spectral_radius), jitted
+    def jax_spectral_radius(mat):
+        eigvals = jnp.linalg.eigvals(mat)
+        spectral_radius = jnp.max(jnp.abs(eigvals))
+        return spectral_radius
+
+    batch = jnp.asarray(rand(rng, 128, 3, 3))
+    assert jax_spectral_radius(batch).shape != (128,)
+    batched_spectral_radius = omnistage.vmap(jax_spectral_radius)
+    jit_batched_spectral_radius = omnistage.jit(batched_spectral_radius)
+    expected = np.abs(np.linalg.eigvals(np.asarray(batch))).max(-1)
+    np.testing.assert_allclose(np.asarray(batched_spectral_radius(batch)), expected, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(jit_batched_spectral_radius(batch)), expected, rtol=1e-5)
