@@ -13,12 +13,13 @@ function (and run as Python loops eagerly).
 - Reverse mode, scan: the forward scan also stacks each iteration's input carry; the
   adjoint scan runs the other way over (saved carries, xs, output cotangents), recomputing
   one body step and back-propagating through it per iteration.
-- Reverse mode, while_loop (beyond JAX, which refuses): the forward loop also counts its
-  iterations; the adjoint loop runs that many times backwards, recomputing iteration j's
-  input carry from the initial carry (no tape of unknown length is needed: the trip count
-  is only known at run time). Cost: O(n^2) body evaluations for n iterations, memory O(1);
-  fine for the short loops Python `while` statements usually are (Newton iterations), and
-  the price of exactness when the trip count depends on the data.
+- Reverse mode, while_loop (beyond JAX, which refuses): the trip count n is only known at
+  run time and every array has a static shape, so the tape has a static capacity K (up to
+  64 carries, fewer for big carries: at most TAPE_BYTES in all). The forward rule runs the
+  loop counting iterations, then replays it storing every s-th input carry, s = ceil(n / K);
+  the adjoint loop walks j = n-1 .. 0, restarts from checkpoint j // s and recomputes at
+  most s-1 steps before back-propagating through step j. For n <= K that is a full tape
+  (3n body evaluations in all); longer loops cost O(n^2 / K) recomputation, never O(n) memory.
 """
 import numpy as np
 
@@ -142,9 +143,23 @@ def _replay(program, args):
     return replay.evaluate(program, args)
 
 
+TAPE_CAPACITY = 64
+TAPE_BYTES = 64 << 20
+
+
+def _tape_capacity(carry_avals):
+    per_step = sum(int(np.prod(a.shape)) * a.dtype.itemsize for a in carry_avals) or 1
+    return int(max(1, min(TAPE_CAPACITY, TAPE_BYTES // per_step)))
+
+
 def _while_fwd(ins, *, cond_fun, body_fun, cond_nconsts, body_nconsts):
-    """The loop plus its trip count (the residual the adjoint needs)."""
+    """The loop with its trip count, then a replay that stores every s-th input carry on a
+    tape of static capacity (the residuals the adjoint needs)."""
+    from ..lax import indexing as I
+
     cc, bc, init = _split_while(ins, cond_nconsts, body_nconsts)
+    carry_avals = [aval_of(x) for x in init]
+    capacity = _tape_capacity(carry_avals)
 
     def cond(state):
         carry, _ = state
@@ -157,23 +172,39 @@ def _while_fwd(ins, *, cond_fun, body_fun, cond_nconsts, body_nconsts):
         return list(outs), E.add(n, np.int32(1))
 
     carry, n = CF.while_loop(cond, body, (list(init), np.int32(0)))
-    return list(carry), n
+    stride = E.max(np.int32(1), E.div(E.add(n, np.int32(capacity - 1)), np.int32(capacity)))
+
+    def record(i, state):
+        c, tapes = state
+        slot = E.div(i, stride)
+        keep = E.eq(E.rem(i, stride), np.int32(0))
+        tapes = [E.select_n(keep, t, I.dynamic_update_index_in_dim(t, x, slot, 0)) for t, x in zip(tapes, c)]
+        outs, _ = _replay(body_fun, bc + list(c))
+        return list(outs), tapes
+
+    empty = [Z.zeros(a.update(shape=(capacity,) + tuple(a.shape), weak_type=False)) for a in carry_avals]
+    _, tapes = CF.fori_loop(np.int32(0), n, record, (list(init), empty))
+    return list(carry), (n, stride, tapes)
 
 
-def _while_vjp(cts, ins, outs, n, *, cond_fun, body_fun, cond_nconsts, body_nconsts):
+def _while_vjp(cts, ins, outs, res, *, cond_fun, body_fun, cond_nconsts, body_nconsts):
+    from ..lax import indexing as I
+
+    n, stride, tapes = res
     cc, bc, init = _split_while(ins, cond_nconsts, body_nconsts)
     carry_avals = [aval_of(x) for x in init]
     bc_avals = [aval_of(x) for x in bc]
     c_mask, b_mask = _diff(carry_avals), _diff(bc_avals)
     active = b_mask + c_mask
 
+    def advance(_, carry):
+        return list(_replay(body_fun, bc + list(carry))[0])
+
     def step(j, state):
         ct_c, ct_b = state
-
-        def advance(_, carry):
-            return list(_replay(body_fun, bc + list(carry))[0])
-
-        carry_j = CF.fori_loop(0, j, advance, list(init))  # recompute iteration j's input
+        slot = E.div(j, stride)
+        start = [I.dynamic_index_in_dim(t, slot, 0, keepdims=False) for t in tapes]
+        carry_j = CF.fori_loop(E.mul(slot, stride), j, advance, start)  # < stride steps
         _, tape = rev.vjp_forward(body_fun, bc + list(carry_j), active)
         cin = rev.vjp_backward(tape, _scatter(ct_c, c_mask))
         ct_b_j, ct_c_j = cin[: len(bc)], cin[len(bc):]

@@ -307,3 +307,29 @@ def test_jacobians_of_pytrees_have_jax_layout():
     np.testing.assert_allclose(j_fwd[0][0], np.diag(np.cos(np.arange(3.0))), rtol=1e-6)
     assert jax.jacfwd(lambda x: jnp.outer(x, x))(x).shape == (3, 3, 3)
     np.testing.assert_allclose(jax.jit(jax.hessian(lambda x: (x**3).sum()))(x), np.diag(6 * np.arange(3.0)))
+
+
+@pytest.mark.parametrize("capacity", [64, 3, 1])
+def test_while_loop_tape_with_checkpoint_strides(capacity, monkeypatch, x64):
+    """A tape smaller than the trip count (stride > 1) recomputes from checkpoints and
+    gives the same gradient as the unrolled loop."""
+    from omnistage.autodiff import control_flow_rules
+
+    monkeypatch.setattr(control_flow_rules, "TAPE_CAPACITY", capacity)
+
+    def f(x, n):
+        def body(c):
+            i, v = c
+            return i + 1, jnp.sin(v) * 1.3 + 0.1 * v * v
+
+        return lax.while_loop(lambda c: c[0] < n, body, (0, x))[1].sum()
+
+    def unrolled(x, n):
+        for _ in range(n):
+            x = jnp.sin(x) * 1.3 + 0.1 * x * x
+        return x.sum()
+
+    x = np.array([0.3, -0.7, 1.1])
+    for n in (0, 1, 7, 10):
+        np.testing.assert_allclose(jax.grad(f)(x, n), jax.grad(unrolled)(x, n), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(jax.jit(jax.grad(f))(x, 10), jax.grad(unrolled)(x, 10), rtol=1e-12)
