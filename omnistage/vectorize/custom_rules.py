@@ -9,6 +9,7 @@ the batched program later (`grad(vmap(f))`) still uses the user's rule:
   `bwd` computes per example for an argument shared by all examples is summed over them
   (each example contributes to the shared argument's cotangent).
 """
+from ..core import dtypes
 from ..core.array import aval_of
 from ..lax import reductions as lax_red
 from ..staging import replay
@@ -17,7 +18,8 @@ from .rules import batched_aval, bind, register
 
 
 def _is_float(aval):
-    return aval.dtype.kind in "fc" or aval.dtype.name == "bfloat16"
+    """Has a (co)tangent: the rule bodies take and return them for inexact values only."""
+    return dtypes.is_inexact(aval.dtype)
 
 
 def _either(*dim_lists):

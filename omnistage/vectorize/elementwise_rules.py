@@ -12,7 +12,7 @@ import numpy as np
 from ..core.array import aval_of
 from ..lax import elementwise as lax_ew
 from ..lax import shapes as S
-from .rules import BATCH, batch_size, bind, broadcast_batched, move_axis, prim
+from .rules import BATCH, batch_size, bind, broadcast_batched, move_axis
 
 
 def _per_example_rank(x, d):
@@ -46,11 +46,9 @@ def align_elementwise(args, dims):
 
 
 def elementwise_rule(name):
-    p = prim(name)
-
     def rule(args, dims, **params):
         aligned, target = align_elementwise(args, dims)
-        return p.bind(*aligned, **params), target
+        return bind(name, *aligned, **params), target
 
     rule.__name__ = f"batch_{name}"
     return rule

@@ -90,7 +90,7 @@ def _reshape(args, dims, *, new_sizes, dimensions=None):
     if dimensions is not None:
         x = S.transpose(x, (0,) + tuple(p + 1 for p in dimensions))
     size = aval_of(x).shape[0]
-    return bind("reshape", x, new_sizes=(size,) + tuple(new_sizes), dimensions=None), 0
+    return bind("reshape", x, new_sizes=(size,) + tuple(new_sizes)), 0
 
 
 @register("transpose")
