@@ -30,14 +30,22 @@ def argument_types(sig):
 
 
 def toolkit_missing():
-    """Why PTX cannot be produced here (None when NVVM loads)."""
+    """Why PTX cannot be produced here (None when a trivial kernel compiles): the toolkit's
+    libNVVM, or with the numba-cuda package also NVRTC (the nvidia-cuda-nvrtc wheel)."""
     try:
+        from numba import cuda, float32
         from numba.cuda.cudadrv import nvvm
 
         if not nvvm.is_available():
             return "the CUDA toolkit's libNVVM was not found (set CUDA_HOME or install the toolkit)"
-    except Exception as e:  # noqa: BLE001 - any failure to load NVVM means no PTX here
-        return f"libNVVM could not be loaded ({type(e).__name__}: {e})"
+
+        def probe(a):
+            a[0] = float32(1)
+
+        cuda.compile_ptx(probe, (float32[:],), cc=(9, 0))
+    except Exception as e:  # noqa: BLE001 - a missing library means no PTX here, said once
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return f"the CUDA toolkit cannot compile here ({type(e).__name__}: {text[:200]})"
     return None
 
 
