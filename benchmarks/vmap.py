@@ -6,7 +6,8 @@ For each small matrix function f (one 3x3 matrix in, a scalar or a small array o
 the steady-state time per call of omnistage's and JAX's `jit(vmap(f))` on the same batch
 (median of repeats; each repeat times enough back-to-back calls to last >= 20 ms; warm-up
 calls, which compile, are excluded; JAX outputs are waited for with `block_until_ready`),
-and the ratio omnistage / JAX (< 1: omnistage is faster). Both results are checked to agree
+and the median of the per-repeat ratios omnistage / JAX (< 1: omnistage is faster). The
+two are timed in alternating repeats so a shared machine's noise hits both alike. Both results are checked to agree
 before timing. One thread each (BLAS, Numba, XLA), as benchmarks/cpu.py does, so the ratio
 compares code, not thread pools.
 """
@@ -50,25 +51,37 @@ def cases(jnp):
     return {f.__name__: f for f in (spectral_radius, gram_trace, normalize_rows, det_inv)}
 
 
-def median_time(fn, repeats, min_time=0.02):
+def _calls_per_repeat(fn, min_time):
+    """Back-to-back calls that last >= min_time (after two warm-up calls)."""
     fn()
     fn()
-    n, t = 1, 0.0
-    while True:  # calls per repeat so that one repeat lasts >= min_time
+    n = 1
+    while True:
         start = time.perf_counter()
         for _ in range(n):
             fn()
-        t = time.perf_counter() - start
-        if t >= min_time:
-            break
+        if time.perf_counter() - start >= min_time:
+            return n
         n *= 2
-    times = []
+
+
+def _time_per_call(fn, n):
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
+
+
+def compare(ours, theirs, repeats, min_time=0.02):
+    """Median time per call of each, timed in alternating repeats (a shared machine's noise
+    then hits both alike), and the median of the per-repeat ratios ours / theirs."""
+    n_ours, n_theirs = _calls_per_repeat(ours, min_time), _calls_per_repeat(theirs, min_time)
+    t_ours, t_theirs = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        times.append((time.perf_counter() - start) / n)
-    return statistics.median(times)
+        t_ours.append(_time_per_call(ours, n_ours))
+        t_theirs.append(_time_per_call(theirs, n_theirs))
+    ratios = [a / b for a, b in zip(t_ours, t_theirs)]
+    return statistics.median(t_ours), statistics.median(t_theirs), statistics.median(ratios)
 
 
 def main(argv=None):
@@ -92,16 +105,16 @@ def main(argv=None):
         f_ours = omnistage.jit(omnistage.vmap(ours[name]))
         x_ours = omnistage.numpy.asarray(batch)
         got = np.asarray(f_ours(x_ours))
-        t_ours = median_time(lambda: f_ours(x_ours), args.repeats)
         if jax is None:
+            t_ours = _time_per_call(lambda: f_ours(x_ours), _calls_per_repeat(lambda: f_ours(x_ours), 0.02))
             print(f"{name:18s} {t_ours * 1e6:10.1f}us {'n/a':>12s} {'n/a':>8s}")
             continue
         f_jax = jax.jit(jax.vmap(theirs[name]))
         x_jax = jax.device_put(batch)
         want = np.asarray(f_jax(x_jax))
         np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-4)
-        t_jax = median_time(lambda: f_jax(x_jax).block_until_ready(), args.repeats)
-        print(f"{name:18s} {t_ours * 1e6:10.1f}us {t_jax * 1e6:10.1f}us {t_ours / t_jax:8.2f}")
+        t_ours, t_jax, ratio = compare(lambda: f_ours(x_ours), lambda: f_jax(x_jax).block_until_ready(), args.repeats)
+        print(f"{name:18s} {t_ours * 1e6:10.1f}us {t_jax * 1e6:10.1f}us {ratio:8.2f}")
 
 
 if __name__ == "__main__":
