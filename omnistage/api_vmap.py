@@ -44,31 +44,34 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
     @functools.wraps(fun)
     def vmap_f(*args, **kwargs):
-        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
-            raise ValueError(
-                "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
-                f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
-                f"len(args)={len(args)}"
-            )
+        _check_in_axes_length(in_axes, args)
         leaves, in_tree = tree_util.tree_flatten((tuple(args), kwargs))
         axes = _flat_in_axes(in_axes, args, kwargs)
         axes = [None if a is None else _canonical_in_axis(a, x) for a, x in zip(axes, leaves)]
         size = _mapped_axis_size(fun, in_tree, leaves, axes, axis_size)
-        # Only mapped leaves become inputs of the staged program; unmapped ones reach `fun`
-        # as they are (a Python int stays an int for a static argument, as in JAX).
-        placeholders = [None if a is None else _example_struct(x, a) for x, a in zip(leaves, axes)]
-        ex_args, ex_kwargs = tree_util.tree_unflatten(in_tree, placeholders)
-        mapped = [(to_operand(x), a) for x, a in zip(leaves, axes) if a is not None]
         with parallel.extend_axis_env(axis_name, size):
-            s = stage_function(_with_unmapped(fun, in_tree, leaves, axes), ex_args, ex_kwargs, "vmap")
-            values = [x for x, _ in mapped] + s.args[len(mapped):]
-            dims = [a for _, a in mapped] + [None] * (len(s.args) - len(mapped))
-            outs, out_dims = batch_call(s.program, values, dims, BatchAxis(size, axis_name))
-        targets = _flat_out_axes(out_axes, s.out_tree, s.n_out)
+            staged, outs, out_dims = _stage_and_batch(fun, in_tree, leaves, axes, BatchAxis(size, axis_name))
+        targets = _flat_out_axes(out_axes, staged.out_tree, staged.n_out)
         flat = [_place_output(o, d, t, size, axis_name) for o, d, t in zip(outs, out_dims, targets)]
-        return tree_util.tree_unflatten(s.out_tree, flat)
+        return tree_util.tree_unflatten(staged.out_tree, flat)
 
     return vmap_f
+
+
+def _stage_and_batch(fun, in_tree, leaves, axes, axis):
+    """Stage `fun` on one example, then batch the Program: (staged, outputs, output dims).
+
+    Only mapped leaves become inputs of the staged program; unmapped ones reach `fun` as they
+    are (a Python int stays an int for a static argument, as in JAX); values `fun` closes
+    over are captured inputs, unbatched."""
+    placeholders = [None if a is None else _example_struct(x, a) for x, a in zip(leaves, axes)]
+    ex_args, ex_kwargs = tree_util.tree_unflatten(in_tree, placeholders)
+    mapped = [(to_operand(x), a) for x, a in zip(leaves, axes) if a is not None]
+    s = stage_function(_with_unmapped(fun, in_tree, leaves, axes), ex_args, ex_kwargs, "vmap")
+    values = [x for x, _ in mapped] + s.args[len(mapped):]
+    dims = [a for _, a in mapped] + [None] * (len(s.args) - len(mapped))
+    outs, out_dims = batch_call(s.program, values, dims, axis)
+    return s, outs, out_dims
 
 
 def _with_unmapped(fun, in_tree, leaves, axes):
@@ -93,8 +96,17 @@ def _is_axis_leaf(x):
     return x is None or isinstance(x, int)
 
 
+def _check_in_axes_length(in_axes, args):
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+        raise ValueError(
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
+            f"len(args)={len(args)}"
+        )
+
+
 def _check_axes_spec(spec, what, top=False):
-    if top and not (spec is None or type(spec) in (int, tuple, dict) or _is_container(spec)):
+    if top and not (spec is None or type(spec) in (int, tuple)):
         raise TypeError(
             "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
             f"positional arguments passed to the function, but got {spec}."
@@ -105,10 +117,6 @@ def _check_axes_spec(spec, what, top=False):
             f"vmap {what} must be an int, None, or (nested) container with those types as "
             f"leaves, but got {spec}."
         )
-
-
-def _is_container(x):
-    return not tree_util.treedef_is_leaf(tree_util.tree_structure(x))
 
 
 def _broadcast_prefix(prefix, tree, what):
