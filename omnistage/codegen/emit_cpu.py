@@ -335,7 +335,7 @@ class Emitter:
             self.line(f"{out} = {self.scalar(v, aval.dtype)}{_loc_comment(e.stmt)}")
             self._memo = {}
             return
-        self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+        self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
         idx = self.loops(aval.shape)
         v = self._element(e, idx)
         self.line(f"{out}[{', '.join(idx)}] = {v}")
@@ -373,7 +373,7 @@ class Emitter:
         if aval.shape and not trailing:
             self.line(f"{out} = np.full({aval.shape!r}, {init}, dtype={_np_dtype(dt)}){comment}")
         elif aval.shape:
-            self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(dt)}){comment}")
+            self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(dt)}){comment}")
         if trailing or not aval.shape:
             self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
             if _vectorizable(e.prim, dt, x.shape[axes[-1]]):
@@ -416,7 +416,7 @@ class Emitter:
                 v = f"{_np_dtype(acc_dt)}({v})"
             self.line(f"{acc} = {_combine(e.prim, acc_dt, acc, v)}")
         self.close(len(axes))
-        self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(dt)})")
+        self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(dt)})")
         for acc, col in zip(accs, columns):
             self.line(f"{out}[{', '.join(map(str, col))}] = {_np_dtype(dt) + '(' + acc + ')' if wide else acc}")
 
@@ -450,7 +450,7 @@ class Emitter:
         names = [f"_i{k}" for k in range(n)]
         kept = [k for k in range(n) if k != axis]
         if aval.shape:
-            self.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+            self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
         self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
         best, where = self.fresh("_best"), self.fresh("_where")
         first = list(names)
@@ -542,7 +542,7 @@ class Emitter:
             self.line(f"{self._targets(carry)} = {', '.join(init)}{',' if len(init) == 1 else ''}{comment}")
         for y in ys:
             aval = self.program.avals[y]
-            self.line(f"{y} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)})")
+            self.line(f"{y} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)})")
         t = self.fresh("_t")
         steps = f"range({length} - 1, -1, -1)" if p["reverse"] else f"range({length})"
         self.line(f"for {t} in {steps}:")
@@ -659,7 +659,7 @@ class _RowGroup:
         if len(re.findall(rf"\b{re.escape(name)}\[", text)) != len(re.findall(rf"\b{re.escape(name)}\[_i0, ", text)):
             return member
         pad = "    " * self.em.indent
-        new_alloc = [f"{pad}{name} = np.empty({aval.shape[1:]!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}  # one row"]
+        new_alloc = [f"{pad}{name} = _rt.empty({aval.shape[1:]!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}  # one row"]
         for _, _, b, _ in self.members:
             b[:] = [re.sub(rf"\b{re.escape(name)}\[_i0, ", f"{name}[", line) for line in b]
         return name, new_alloc, body, e
@@ -717,7 +717,7 @@ def _emit_dot_general(em, e):
     dt = _np_dtype(aval.dtype)
     em.line(f"{l3} = {_contiguous(lname, la, lperm)}.reshape(({B}, {M}, {K})){comment}")
     em.line(f"{r3} = {_contiguous(rname, ra, rperm)}.reshape(({B}, {K}, {N}))")
-    em.line(f"{o3} = np.empty(({B}, {M}, {N}), dtype={dt})")
+    em.line(f"{o3} = _rt.empty(({B}, {M}, {N}), {dt})")
     if aval.dtype.kind in "fc" and K > 0 and B == 1:
         em.line(f"np.dot({l3}[0], {r3}[0], {o3}[0])  # BLAS")
     elif aval.dtype.kind in "fc" and K > 0:
@@ -751,7 +751,7 @@ def _emit_concatenate(em, e):
     out = e.outs[0]
     aval = em.program.avals[out]
     dim = e.params["dimension"]
-    em.line(f"{out} = np.empty({aval.shape!r}, dtype={_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+    em.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
     offset = 0
     for a in e.ins:
         n = em.aval(a).shape[dim]

@@ -90,7 +90,7 @@ def _copy_into(em, out, atom):
     """`out = <a fresh copy of atom>` (any rank; literals allowed)."""
     aval = em.aval(atom)
     if aval.ndim == 0:
-        em.line(f"{out} = np.empty((), dtype={_np_dtype(aval.dtype)})")
+        em.line(f"{out} = _rt.empty((), {_np_dtype(aval.dtype)})")
         em.line(f"{out}[()] = {_scalar(em, atom)}")
     else:
         em.line(f"{out} = {_name(atom)}.copy()")
@@ -217,7 +217,7 @@ def _emit_gather(em, e):
         # nothing to clamp into: zeros, as the implementation (and XLA) returns
         em.line(f"{out} = np.zeros({_shape_tuple(oa.shape)}, dtype={dt})")
         return
-    em.line(f"{out} = np.empty({_shape_tuple(oa.shape)}, dtype={dt})")
+    em.line(f"{out} = _rt.empty({_shape_tuple(oa.shape)}, {dt})")
     batch = _loops(em, list(ia.shape[:-1]), "_g")
     coords = []
     for j, a in enumerate(axes):
@@ -323,7 +323,7 @@ def _emit_cumulative(em, e):
     em.line(f"# {e.prim}{_loc_comment(e.stmt)}")
     x3, (outer, n, inner) = _as_3d(em, x, axis)
     o3 = em.fresh(f"{out}_3d")
-    em.line(f"{o3} = np.empty({_shape_tuple((outer, n, inner))}, dtype={_np_dtype(oa.dtype)})")
+    em.line(f"{o3} = _rt.empty({_shape_tuple((outer, n, inner))}, {_np_dtype(oa.dtype)})")
     if n:
         first, rest, prev = (n - 1, f"range({n - 2}, -1, -1)", "_k + 1") if reverse else (0, f"range(1, {n})", "_k - 1")
         combine = _CUMULATIVE_COMBINE[e.prim](oa.dtype, f"{o3}[_o, {prev}, _j]", f"{x3}[_o, _k, _j]")
@@ -371,7 +371,7 @@ def _emit_bitcast(em, e):
 
 
 def _alloc(em, name, shape, dtype):
-    em.line(f"{name} = np.empty({_shape_tuple(shape)}, dtype={_np_dtype(dtype)})")
+    em.line(f"{name} = _rt.empty({_shape_tuple(shape)}, {_np_dtype(dtype)})")
 
 
 def _batched_outputs(em, e, batch, shapes_dtypes):

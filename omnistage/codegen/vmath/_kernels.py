@@ -28,6 +28,11 @@ FASTMATH = {"contract"}
 # fast-math flags and error model. error_model='numpy': a float division by zero gives inf/nan
 # instead of raising (a raise is a branch that stops vectorization).
 _njit = numba.njit(fastmath=FASTMATH, error_model="numpy", nogil=True, forceinline=True)
+# The kernels' building blocks (polynomials, range reductions) are inlined into the kernel in
+# Numba's IR instead: each separately compiled Numba function costs a whole pipeline (typing,
+# lowering, an LLVM module optimized and linked on its own), which made exp_float32 three
+# compilations (exp, exp_core, horner) and about a fifth of a cold `jit(selu)` compile.
+_inline = numba.njit(fastmath=FASTMATH, error_model="numpy", nogil=True, inline="always")
 
 # ---- minimax coefficients, lowest order first (see _fit.FITS for how each was produced) ----
 COEFFS = {
@@ -91,7 +96,7 @@ def _jit(name):
     return wrap
 
 
-@_njit
+@_inline
 def horner(t, coeffs):
     """Polynomial with coefficients highest order first; the constant-trip loop over a tuple is
     fully unrolled by LLVM before vectorization."""
@@ -150,7 +155,7 @@ def _exp_core(C, em1_coeffs):
     """(e^r - 1, n) with xc = n*ln2 + r, |r| <= ln2/2, for a clamped (finite or nan) xc."""
     LOG2E, LN2_HI, LN2_LO = C.LOG2E, C.LN2_HI, C.LN2_LO
 
-    @_njit
+    @_inline
     def exp_core(xc):
         n = rint(xc * LOG2E)
         r = fmuladd(-n, LN2_HI, xc)  # exact: n * LN2_HI has trailing zero bits to spare
@@ -165,7 +170,7 @@ def _expm1_core(C, exp_core):
     2 * (t * em1 + (t - 1/2)) with t = 2^(n-1) so that 2^n itself never overflows."""
     ONE, TWO, HALF = C.ONE, C.TWO, C.HALF
 
-    @_njit
+    @_inline
     def expm1_core(xc):
         em1, n = exp_core(xc)
         t = pow2(n - ONE)
@@ -179,7 +184,7 @@ def _log_parts(C):
     (subnormals are scaled into the normal range first)."""
     MIN_NORMAL, SUB_SCALE, SUB_E, ONE = C.MIN_NORMAL, C.SUB_SCALE, C.SUB_E, C.ONE
 
-    @_njit
+    @_inline
     def log_parts(x):
         sub = x < MIN_NORMAL
         m, e = frexp_sqrt2(x * SUB_SCALE if sub else x)
@@ -195,12 +200,12 @@ def _log1p_tail(C, single):
     HALF, TWO, P = C.HALF, C.TWO, C.LOG
 
     if single:
-        @_njit
+        @_inline
         def tail(f):
             z = f * f
             return fmuladd(f * z, horner(f, P), -HALF * z)
     else:
-        @_njit
+        @_inline
         def tail(f):
             s = f / (TWO + f)
             z = s * s
@@ -293,12 +298,12 @@ def build(dtype):
         return y if abs(x) >= TINY else x
 
     if single:
-        @_njit
+        @_inline
         def tanh_small(x):
             z = x * x
             return fmuladd(x * z, horner(z, TANH), x)
     else:
-        @_njit
+        @_inline
         def tanh_small(x):
             return x
 
@@ -382,7 +387,7 @@ def _build_f32_extras():
     LN2_HI, LN2_LO = C.LN2_HI, C.LN2_LO
     POW_LO, POW_HI = f64(-104), f64(89)  # exp(w) underflows / overflows float32 beyond these
 
-    @_njit
+    @_inline
     def reduce_quadrant(x):
         """(a, q mod 4): x = a + q * pi/2 with |a| <= pi/4, exact for every float32 x."""
         e = exponent_field(x)
@@ -395,7 +400,7 @@ def _build_f32_extras():
         q = q0 + q1
         return r * PIO2, q - FOUR * floor(q * QUARTER)
 
-    @_njit
+    @_inline
     def sin_cos_poly(a):
         z = a * a
         return fmuladd(a * z, horner(z, SIN), a), fmuladd(z * z, horner(z, COS), fmuladd(-HALF, z, ONE))
