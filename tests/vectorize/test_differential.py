@@ -4,8 +4,9 @@ out_axes, vmap(f) equals stacking f over the examples, eagerly and jitted.
 A generated function is a short program over per-example values of one shape S: each step
 applies a shape-preserving operation (elementwise math, comparisons and selects, cumulative
 ops, reductions broadcast back, flips, sorts, rolls, indexing with a traced index, small
-matmuls when S is square, Python control flow on a traced value) to earlier values; the
-result is the last value, optionally reduced.
+matmuls when S is square, Python control flow on a traced value, fori/while/scan loops, the
+while with a per-example trip count) to earlier values; the result is the last value,
+optionally reduced.
 """
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -48,6 +49,25 @@ def _square_op(name):
     return {"matmul": lambda a, b: a @ b / 4.0, "matmul_t": lambda a, b: a.T @ jnp.tanh(b) / 4.0}[name]
 
 
+def _loop(name):
+    def fori(a, b):
+        return lax.fori_loop(0, 2, lambda i, c: jnp.tanh(c) * 0.5 + a, b)
+
+    def data_dependent_while(a, b):
+        # per-example trip counts: halve until small (at most a few steps for these inputs)
+        def cond(c):
+            return (jnp.max(jnp.abs(c[0])) > 0.25) & (c[1] < 6)
+
+        return lax.while_loop(cond, lambda c: (c[0] * 0.5 + 0.01 * b, c[1] + 1), (a, 0))[0]
+
+    def scan_rows(a, b):
+        flat = jnp.reshape(a, (-1,))
+        carry, ys = lax.scan(lambda c, v: (c * 0.9 + v, c), jnp.sum(b) * 0.0, flat)
+        return jnp.reshape(ys, jnp.shape(a)) + carry
+
+    return {"fori": fori, "while": data_dependent_while, "scan": scan_rows}[name]
+
+
 def _scalar_control(x):
     if x.sum() > 0:
         return x * 0.5
@@ -62,7 +82,7 @@ def programs(draw):
     n_args = draw(st.integers(1, 3))
     steps = []
     for _ in range(draw(st.integers(1, 5))):
-        kinds = ["unary", "binary", "control"] + (["axis"] if rank else []) + (["square"] if square else [])
+        kinds = ["unary", "binary", "control", "loop"] + (["axis"] if rank else []) + (["square"] if square else [])
         kind = draw(st.sampled_from(kinds))
         if kind == "unary":
             steps.append(("unary", draw(st.sampled_from(["sin", "tanh", "abs", "neg", "square", "softplus"]))))
@@ -73,6 +93,8 @@ def programs(draw):
             steps.append(("axis", op, draw(st.integers(-rank, rank - 1))))
         elif kind == "square":
             steps.append(("square", draw(st.sampled_from(["matmul", "matmul_t"]))))
+        elif kind == "loop":
+            steps.append(("loop", draw(st.sampled_from(["fori", "while", "scan"]))))
         else:
             steps.append(("control",))
         steps[-1] = steps[-1] + (draw(st.integers(0, 100)), draw(st.integers(0, 100)))
@@ -95,6 +117,8 @@ def build(steps, reduce_out):
                 values.append(_axis_op(rest[0], rest[1])(a))
             elif kind == "square":
                 values.append(_square_op(rest[0])(a, b))
+            elif kind == "loop":
+                values.append(_loop(rest[0])(a, b))
             else:
                 values.append(_scalar_control(a))
         out = values[-1]
