@@ -64,10 +64,11 @@ for _name, _d in _UNARY.items():
 # --- binary arithmetic ---------------------------------------------------------------------
 
 
-def _balanced(pick, x, y):
-    """JAX's tie rule for max/min: 1 where `pick(x, y)`, 1/2 where equal, else 0."""
+def _balanced(x, y, out):
+    """JAX's tie rule for max/min, d out / d x: 1 where x alone attains `out`, 1/2 where
+    both do, else 0 (equality only, so complex operands work too)."""
     one, half, zero = _c(x, 1), _c(x, 0.5), _c(x, 0)
-    return E.select_n(pick(x, y), E.select_n(E.eq(x, y), zero, half), one)
+    return E.select_n(E.eq(x, out), zero, E.select_n(E.eq(y, out), one, half))
 
 
 def _pow_dx(x, y, out):
@@ -96,8 +97,8 @@ def_partials("div", lambda x, y, out: E.div(_c(x, 1), y), lambda x, y, out: E.ne
 def_partials("pow", _pow_dx, _pow_dy)
 def_partials("atan2", lambda x, y, out: E.div(y, _atan2_den(x, y)), lambda x, y, out: E.neg(E.div(x, _atan2_den(x, y))))
 def_partials("rem", lambda x, y, out: _c(x, 1), _rem_dy)
-def_partials("max", lambda x, y, out: _balanced(E.gt, x, y), lambda x, y, out: _balanced(E.gt, y, x))
-def_partials("min", lambda x, y, out: _balanced(E.lt, x, y), lambda x, y, out: _balanced(E.lt, y, x))
+def_partials("max", lambda x, y, out: _balanced(x, y, out), lambda x, y, out: _balanced(y, x, out))
+def_partials("min", lambda x, y, out: _balanced(x, y, out), lambda x, y, out: _balanced(y, x, out))
 def_partials("fma", lambda a, b, c, out: b, lambda a, b, c, out: a, lambda a, b, c, out: _c(c, 1))
 
 
