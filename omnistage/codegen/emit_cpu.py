@@ -17,6 +17,19 @@ from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
 
 FASTMATH = "{'contract'}"  # FMA contraction only: keeps NaN/inf semantics (no nnan/ninf)
 
+# Parallel loops: none are emitted (no prange, no parallel=True), so Numba never starts a
+# thread pool and the only threads are OpenBLAS's inside contractions: nothing oversubscribes.
+# Measured on the 2-core shared machine this was written on (selu on float32, the fused loop
+# with exp_float32, serial @njit vs the same loop under prange, 2 threads, medians of 7):
+#   2026-11 (session 1, load ~1): prange 4-6x slower at 1M-10M elements.
+#   2026-11 (session 2, load ~9 from other jobs):
+#     workqueue  1e5: 3.3x slower   1e6: 0.12x (one lucky sample set)   1e7: 1.4x slower
+#     omp        1e5: 210x slower   1e6: 28x slower                     1e7: 1.3x slower
+#     tbb        not installed (pip install tbb; no new dependencies here)
+# A second thread only pays when a core is idle, which on this machine it mostly is not, and
+# OpenMP's spinning workers make a busy machine far worse. Revisit with a size threshold
+# measured on the target machine (and numba.set_num_threads <= idle cores) if that changes.
+
 
 def kind_of(prim):
     if prim in scalar_rules.RULES:
@@ -358,10 +371,10 @@ class Emitter:
         kept = [k for k in range(n) if k not in axes]
         # Kept-outer order (a register accumulator per output element, contiguous inner
         # reduction) when the last axis is reduced. When it is kept (column sums of a tall
-        # matrix), the operand is read once in memory order, accumulating into the output
-        # row: one contiguous pass vectorized across the kept axis, and exactly NumPy's
-        # summation order (row after row) -- the kept-outer order would re-read the whole
-        # operand once per output with a stride of a row.
+        # matrix), the operand is read once in memory order: with few outputs into register
+        # accumulators (`_column_reduction`), otherwise into the output row (vectorized across
+        # the kept axis); both add rows in NumPy's order. The kept-outer order would re-read
+        # the whole operand once per output with a stride of a row.
         trailing = (n - 1) in axes and axes == tuple(range(n - len(axes), n))
         if (n - 1) in axes and not trailing and aval.size <= KEPT_OUTER_MAX:
             trailing = True  # e.g. axes (0, 2): few outputs, each a register accumulator
@@ -422,9 +435,9 @@ class Emitter:
 
     def _vector_reduction(self, e, operand, names, axes, x, dt, init, comment):
         """A float reduction over trailing axes as one accumulator whose step is a
-        `support` helper the loop vectorizer reduces in packed registers: `radd`/`rmul`
-        (reassociation allowed on that one instruction, nothing else) and `vmax`/`vmin`
-        (llvm.maximum/minimum: NaN-propagating, vectorizable without fast-math flags).
+        `support` intrinsic the loop vectorizer reduces in packed registers: `radd`/`rmul`
+        (reassociation allowed on that one instruction, nothing else) and `kmax`/`kmin`
+        (integer max/min on order-preserving keys of the floats; NaN wins, as in NumPy).
         Returns the name holding the result."""
         acc = self.fresh("_acc")
         keyed = e.prim in ("reduce_max", "reduce_min")
