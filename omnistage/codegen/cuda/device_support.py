@@ -77,8 +77,6 @@ _TINY32 = np.float32(float(np.finfo(np.float32).tiny) * 2.0 ** (np.finfo(np.floa
 _TINY64 = np.float64(float(np.finfo(np.float64).tiny) * 2.0 ** (np.finfo(np.float64).nmant + 2))
 
 if SIMULATED:
-    from .. import support as _rt
-
     def _fma(a, b, c):
         """The fma primitive's exact NumPy implementation (the compiled one is llvm.fma)."""
         from ...core.primitive import registry

@@ -17,7 +17,6 @@ Must not import numba.cuda (the generated module does); imports `runtime` only f
 launch constants, which do not touch the driver.
 """
 import ast
-import math
 
 import numpy as np
 
@@ -367,8 +366,8 @@ class HostDriver:
             kb.line("_o = _blk")
         kb.unflatten("_o", [x.shape[k] for k in kept], [names[k] for k in kept])
         kb.line(f"_acc = {init}")
-        start = f"_c * _TPB + _t" if P > 1 else "_t"
-        kb.line(f"for _r in range({start}, {K}, {P} * _TPB):" if P > 1 else f"for _r in range(_t, {K}, _TPB):")
+        # chunk c's threads take elements c*TPB + t, then every P*TPB-th one: a fixed order
+        kb.line(f"for _r in range(_c * _TPB + _t, {K}, {P} * _TPB):" if P > 1 else f"for _r in range(_t, {K}, _TPB):")
         kb.indent += 1
         kb.unflatten("_r", [x.shape[k] for k in axes], [names[k] for k in axes])
         v = kb.value(operand, names)
@@ -885,4 +884,4 @@ def emit_module(program):
     return source, module.program.name, module.kernel_params
 
 
-__all__ = ["emit_module", "Unsupported", "math"]
+__all__ = ["emit_module", "Unsupported"]
