@@ -16,7 +16,7 @@ import ast
 from ..core.source_info import located
 from ..staging import replay
 from . import rules
-from .rules import BATCH
+from .rules import BATCH, COLLECTIVE
 
 
 class BatchAxis:
@@ -29,10 +29,6 @@ class BatchAxis:
 
     def __repr__(self):
         return f"BatchAxis(size={self.size}, name={self.name!r})"
-
-
-# Collective rules: (args, dims, axis, **params) -> (out, out_dim); filled by collective_rules.
-COLLECTIVE = {}
 
 
 def batch_call(program, args, dims, axis):

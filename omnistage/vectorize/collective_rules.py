@@ -19,8 +19,7 @@ from ..core.array import Array, aval_of
 from ..lax import elementwise as E
 from ..lax import reductions as lax_red
 from ..lax import shapes as S
-from .batching import COLLECTIVE
-from .rules import BATCH, batch_at, bind, move_axis, register
+from .rules import BATCH, COLLECTIVE, batch_at, bind, move_axis, register
 
 
 def _rest(axis_name, batch_axis):

@@ -1,4 +1,4 @@
-"""The batching rule table and the helpers rules are written with.
+"""The batching rule tables and the helpers rules are written with.
 
     BATCH[name](args, dims, **params) -> (out, out_dim)
 
@@ -7,7 +7,13 @@
 example (at least one is not None when a rule is called). `out_dim` says where the result
 carries them (None: unbatched). Primitives with multiple results take and return lists
 (`out` and `out_dim` both). Params are the primitive's params as bound (body references
-replaced by sub-Programs for control flow).
+replaced by sub-Programs for control flow); rules registered with `needs_axis=True` (those
+that batch bodies) also get `batch_axis`, the pass's `BatchAxis`.
+
+    COLLECTIVE[name](args, dims, batch_axis, **params) -> (out, out_dim)
+
+rewrites a collective (`psum`, `axis_index`, ...) over the pass's own axis name; the pass
+applies it even when no operand is batched (see `collective_rules`).
 
 Rules are plain Python over `omnistage.lax` (they bind primitives directly where a param
 changes, through the lax wrappers for moving axes); the pass stages whatever they bind at
@@ -20,9 +26,8 @@ from ..core.array import aval_of
 from ..lax import shapes as S
 
 BATCH = {}
-# Rules that batch bodies (control flow) also get the pass's `batch_axis=BatchAxis(...)` keyword,
-# so collectives inside bodies are rewritten by the same pass.
-NEEDS_AXIS = set()
+COLLECTIVE = {}
+NEEDS_AXIS = set()  # rules given `batch_axis`: bodies they batch rewrite collectives too
 
 
 def prim(name):
