@@ -8,7 +8,7 @@ on); see `prng` for the key scheme, and `_xla_math`, `_glibc_log` and `_rsqrt` f
 floating-point samplers reproduce XLA's CPU arithmetic bit for bit.
 
 Modules: `prng` (the hash, keys, bits), `distributions` (samplers), `gamma` (the gamma
-family), `_batched` (per-key draws for rejection loops), `_special` (erf, erf_inv),
+family), `continuous` (laplace, logistic, cauchy, maxwell, t, rademacher), `_batched` (per-key draws for rejection loops), `_special` (erf, erf_inv),
 `_xla_math` (XLA's float32 log/log1p), `_glibc_log` (the C library's float64 log XLA
 calls), `_rsqrt` (XLA's float32 rsqrt), `_fma` (the fused multiply-add primitive). Imports core, lax and numpy only.
 """
@@ -18,9 +18,11 @@ from .distributions import (
     truncated_normal, uniform,
 )
 from .gamma import beta, dirichlet, gamma, loggamma
+from .continuous import cauchy, laplace, logistic, maxwell, rademacher, t
 
 __all__ = [
     "PRNGKey", "key", "key_data", "key_impl", "wrap_key_data", "split", "fold_in", "bits",
     "uniform", "normal", "truncated_normal", "exponential", "gumbel", "bernoulli", "randint",
     "categorical", "permutation", "shuffle", "choice", "gamma", "loggamma", "beta", "dirichlet",
+    "laplace", "logistic", "cauchy", "maxwell", "t", "rademacher",
 ]

@@ -94,6 +94,10 @@ def _seed_cases_32(jr, jnp, s):
         _case(f"loggamma({s}, geomspace(1e-3, 5, 9))", lambda: jr.loggamma(k, _f32(np.geomspace(1e-3, 5, 9)))),
         _case(f"beta({s}, 0.3, 2.0, (7,))", lambda: jr.beta(k, 0.3, 2.0, (7,))),
         _case(f"dirichlet({s}, [0.2, 1.0, 3.0], (4,))", lambda: jr.dirichlet(k, jnp.array([0.2, 1.0, 3.0]), (4,))),
+        _case(f"laplace({s}, (9,))", lambda: jr.laplace(k, (9,))),
+        _case(f"logistic({s}, (9,))", lambda: jr.logistic(k, (9,))),
+        _case(f"t({s}, 5.0, (7,))", lambda: jr.t(k, 5.0, (7,))),
+        _case(f"rademacher({s}, (10,))", lambda: jr.rademacher(k, (10,))),
     ]
 
 

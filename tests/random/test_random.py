@@ -180,23 +180,38 @@ def test_non_float_dtypes_are_rejected():
 
 def test_gamma_family_moments():
     a = 2.5
-    g = np.asarray(jr.gamma(KEY, a, (200_000,)))
+    g = np.asarray(jr.gamma(KEY, a, (50_000,)))
     assert g.dtype == np.float32 and (g > 0).all()
-    assert abs(g.mean() - a) < 0.03 and abs(g.var() - a) < 0.08
-    small = np.asarray(jr.gamma(KEY, 0.3, (100_000,)))  # the boosted branch
-    assert abs(small.mean() - 0.3) < 0.01
-    lg = np.asarray(jr.loggamma(KEY, 0.3, (100_000,)))
-    assert abs(np.exp(lg).mean() - 0.3) < 0.01
-    b = np.asarray(jr.beta(KEY, 2.0, 5.0, (100_000,)))
-    assert ((b > 0) & (b < 1)).all() and abs(b.mean() - 2 / 7) < 5e-3
+    assert abs(g.mean() - a) < 0.04 and abs(g.var() - a) < 0.12
+    small = np.asarray(jr.gamma(KEY, 0.3, (20_000,)))  # the boosted branch
+    assert abs(small.mean() - 0.3) < 0.02
+    lg = np.asarray(jr.loggamma(KEY, 0.3, (20_000,)))
+    assert abs(np.exp(lg).mean() - 0.3) < 0.02
+    b = np.asarray(jr.beta(KEY, 2.0, 5.0, (20_000,)))
+    assert ((b > 0) & (b < 1)).all() and abs(b.mean() - 2 / 7) < 6e-3
 
 
 def test_dirichlet_rows_sum_to_one_with_mean_alpha_over_its_sum():
     alpha = np.array([0.5, 1.0, 2.5], np.float32)
-    d = np.asarray(jr.dirichlet(KEY, jnp.asarray(alpha), (50_000,)))
-    assert d.shape == (50_000, 3)
+    d = np.asarray(jr.dirichlet(KEY, jnp.asarray(alpha), (20_000,)))
+    assert d.shape == (20_000, 3)
     np.testing.assert_allclose(d.sum(-1), 1, rtol=1e-5)
-    np.testing.assert_allclose(d.mean(0), alpha / alpha.sum(), atol=5e-3)
+    np.testing.assert_allclose(d.mean(0), alpha / alpha.sum(), atol=8e-3)
+
+
+def test_more_continuous_samplers_have_their_moments():
+    lap = np.asarray(jr.laplace(KEY, (200_000,)))
+    assert abs(lap.mean()) < 0.01 and abs(lap.var() - 2) < 0.05
+    logi = np.asarray(jr.logistic(KEY, (200_000,)))
+    assert abs(logi.mean()) < 0.02 and abs(logi.var() - np.pi**2 / 3) < 0.1
+    cau = np.asarray(jr.cauchy(KEY, (200_000,)))
+    assert abs(np.median(cau)) < 0.01 and abs(np.percentile(cau, 75) - 1) < 0.02
+    mx = np.asarray(jr.maxwell(KEY, (200_000,)))
+    assert (mx >= 0).all() and abs(mx.mean() - 2 * np.sqrt(2 / np.pi)) < 0.01
+    st_ = np.asarray(jr.t(KEY, 5.0, (200_000,)))
+    assert abs(st_.mean()) < 0.02 and abs(st_.var() - 5 / 3) < 0.1
+    rad = np.asarray(jr.rademacher(KEY, (100_000,)))
+    assert rad.dtype == np.int32 and set(np.unique(rad)) == {-1, 1} and abs(rad.mean()) < 0.01
 
 
 def test_gamma_parameter_shapes_and_dtypes(x64):
@@ -332,10 +347,10 @@ def test_flush_denormals_keeps_the_sign():
     assert np.signbit(got[1]) and not np.signbit(got[0])
 
 
-def test_rsqrt_is_within_one_ulp_and_handles_special_values():
+def test_rsqrt_is_within_two_ulps_and_handles_special_values():
     x = np.geomspace(1e-37, 1e37, 100_001).astype(np.float32)
-    got = np.asarray(rsqrt_f32(jnp.asarray(x)))
-    assert _ulps(got, (1 / np.sqrt(x.astype(np.float64))).astype(np.float32)).max() <= 1
+    got = np.asarray(rsqrt_f32(jnp.asarray(x)))  # one Newton step from a 12-bit estimate
+    assert _ulps(got, (1 / np.sqrt(x.astype(np.float64))).astype(np.float32)).max() <= 2
     special = np.asarray(rsqrt_f32(jnp.asarray(np.float32([0, np.inf, -1, np.nan]))))
     assert special[0] == np.inf and special[1] == 0 and np.isnan(special[2:]).all()
 
