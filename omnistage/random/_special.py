@@ -1,12 +1,14 @@
 """`erf_inv` and `erf` as compositions of lax operations, following XLA's algorithms.
 
 `normal` is `sqrt(2) * erf_inv(u)` and `truncated_normal` also needs `erf`. To draw the
-same numbers as JAX, these use XLA's own approximations (xla/hlo/builder/lib/math.cc):
-Giles' single- and double-precision `erf_inv` polynomials and the Cephes rational `erf`,
-with the Horner steps written as `fma`, since XLA contracts them into fused multiply-adds.
-The only remaining difference from JAX is the last bit of `log1p`/`log`/`exp`, which XLA
-takes from its own backend-specific vector math library (so JAX's CPU and GPU results
-differ from each other in the same way). Imports core and lax only.
+same numbers as JAX's CPU backend, these replay XLA's own expansions: Giles' single- and
+double-precision `erf_inv` polynomials (starting from XLA's `log1p`, see `_xla_math`)
+and the float32 `erf` kernel of XLA's CPU intrinsics, with the Horner steps written as
+`fma` where XLA's machine code fuses them; float32 and float64 `erf_inv` and float32 `erf`
+are bit-identical to JAX. float64 `erf` is the Cephes rational function, while XLA calls
+glibc's (fdlibm's) `erf`, so float64 `truncated_normal` may differ in the last bits.
+JAX's GPU backend uses other expansions (CUDA's libdevice), so JAX's own CPU and GPU
+numbers differ; omnistage follows the CPU. Imports core and lax only.
 """
 import numpy as np
 

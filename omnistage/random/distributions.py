@@ -1,8 +1,10 @@
 """Samplers: uniform, normal, truncated_normal, exponential, gumbel, bernoulli, randint,
 categorical, permutation, shuffle, choice. Each follows the algorithm of `jax.random`
 (jax/_src/random/core.py, JAX 0.10) step for step, so the same key, shape and dtype give the
-same values: the bit-level samplers exactly, the ones through `log`/`log1p`/`erf_inv` up to
-the last bit of the elementary function (see `_special`).
+same values, bit for bit, as JAX's CPU backend: the floating-point samplers replay XLA's
+CPU arithmetic (`_xla_math`, `_glibc_log`, `_special`, `_fma`). Known exceptions: float64
+`truncated_normal` (glibc's `erf`), float16 `gumbel` (XLA calls `logf` on half values)
+and half-precision `truncated_normal`.
 
 Static arguments (shapes, dtypes, `axis`, `replace`, the size of `permutation(key, n)`) are
 plain Python; everything else is staged lax/numpy operations. Imports core, lax and numpy.
