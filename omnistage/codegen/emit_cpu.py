@@ -82,7 +82,10 @@ def _np_dtype(dt):
     return f"np.{np.dtype(dt).name}"
 
 
-def _reduction_init(prim, dt):
+def _reduction_init(prim, dt, empty=False):
+    """The accumulator's initial value; `empty`: the reduction has no elements (complex max/min
+    then give the interpreter's identity, -inf+0j / inf+0j, which is not lexicographically
+    below/above every value, so a non-empty reduction starts from -inf-infj / inf+infj)."""
     dt = np.dtype(dt)
     if prim == "reduce_sum" or prim == "reduce_or" or prim == "reduce_xor":
         return f"{_np_dtype(dt)}(0)" if dt.kind != "b" else "False"
@@ -94,6 +97,9 @@ def _reduction_init(prim, dt):
         big = prim == "reduce_min"
         if dt.kind == "f":
             return f"{_np_dtype(dt)}({'np.inf' if big else '-np.inf'})"
+        if dt.kind == "c":
+            inf = "np.inf" if big else "-np.inf"
+            return f"{_np_dtype(dt)}(complex({inf}, {'0.0' if empty else inf}))"
         if dt.kind == "b":
             return "True" if big else "False"
         info = np.iinfo(dt)
@@ -104,11 +110,12 @@ def _reduction_init(prim, dt):
 def _combine(prim, dt, acc, v):
     dt = np.dtype(dt)
     floaty = dt.kind in "fc"
+    nan_max, nan_min = ("_rt.cmax", "_rt.cmin") if dt.kind == "c" else ("_rt.fmax", "_rt.fmin")
     table = {
         "reduce_sum": f"{acc} + {v}",
         "reduce_prod": f"{acc} * {v}",
-        "reduce_max": f"_rt.fmax({acc}, {v})" if floaty else f"max({acc}, {v})",
-        "reduce_min": f"_rt.fmin({acc}, {v})" if floaty else f"min({acc}, {v})",
+        "reduce_max": f"{nan_max}({acc}, {v})" if floaty else f"max({acc}, {v})",
+        "reduce_min": f"{nan_min}({acc}, {v})" if floaty else f"min({acc}, {v})",
         "reduce_and": f"{acc} & {v}",
         "reduce_or": f"{acc} | {v}",
         "reduce_xor": f"{acc} ^ {v}",
@@ -366,7 +373,7 @@ class Emitter:
         out = e.outs[0]
         aval = self.program.avals[out]
         dt = aval.dtype
-        init = _reduction_init(e.prim, dt)
+        init = _reduction_init(e.prim, dt, empty=0 in [x.shape[k] for k in axes])
         n = x.ndim
         kept = [k for k in range(n) if k not in axes]
         # Kept-outer order (a register accumulator per output element, contiguous inner

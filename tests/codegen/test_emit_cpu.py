@@ -259,3 +259,14 @@ def test_row_reductions_use_packed_simd(name):
     asm = _entry_asm(lambda a: getattr(a, name)(1), x)
     packed = "v?addps" if name == "sum" else "v?pmaxsd"  # packed, not scalar (addss)
     assert re.search(rf"\b{packed}\b", asm), "reduction loop is not vectorized"
+
+
+@pytest.mark.parametrize("reduce", [lax.reduce_max, lax.reduce_min])
+def test_complex_max_min_reductions_are_lexicographic_like_the_interpreter(reduce):
+    z = np.array([[1 + 2j, 3 - 1j, 3 + 5j, -2 + 0j], [np.nan + 0j, 1 + 1j, 2 + 2j, 0j],
+                  [complex(-np.inf, -3), complex(-np.inf, -5), complex(-np.inf, -4), complex(-np.inf, -9)]],
+                 np.complex64)
+    for f in (lambda a: reduce(a, (1,)), lambda a: reduce(a, (0,)), lambda a: reduce(a[:, :0], (1,))):
+        got = np.asarray(omnistage.jit(f)(z))
+        want = np.asarray(omnistage.jit(f, backend="interpreter")(z))
+        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
