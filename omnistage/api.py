@@ -293,12 +293,14 @@ class JitFunction:
     def _split(self, args, kwargs):
         """(static values, dynamic args, dynamic kwargs)."""
         nums, names = self._static_argnums, self._static_argnames
-        if nums and max(nums) >= len(args) and not all(n < len(args) or _named(self._fun, n) in kwargs for n in nums):
-            missing = [n for n in nums if n >= len(args)]
-            raise ValueError(
-                f"jitted function has static_argnums={nums}, but only accepts {len(args)} positional "
-                f"arguments; static argument(s) {missing} were not passed"
-            )
+        if nums and max(nums) >= len(args):
+            # a static argument left out is fine when the signature gives it a default
+            missing = [n for n in nums if n >= len(args) and _named(self._fun, n) not in kwargs and not _has_default(self._fun, n)]
+            if missing:
+                raise ValueError(
+                    f"jitted function has static_argnums={nums}, but only accepts {len(args)} positional "
+                    f"arguments; static argument(s) {missing} were not passed"
+                )
         static = []
         dyn_args = []
         for i, a in enumerate(args):
@@ -441,6 +443,14 @@ def _named(fun, i):
         return None
     params = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return params[i] if i < len(params) else None
+
+
+def _has_default(fun, i):
+    sig = _signature(fun)
+    if sig is None:
+        return False
+    params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return i < len(params) and params[i].default is not params[i].empty
 
 
 def _self_key(obj):
