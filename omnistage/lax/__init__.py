@@ -3,7 +3,10 @@
 Every function here binds a primitive from the core registry. Imports core only.
 Each submodule owns one area and exports through `__all__`.
 """
-from . import elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution, control_flow, stop_gradient as _stop_gradient_module
+from . import (
+    elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution,
+    control_flow, parallel, stop_gradient as _stop_gradient_module,
+)
 
 from .elementwise import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403
@@ -20,6 +23,9 @@ from .parallel import *  # noqa: F401,F403
 
 __all__ = [
     name
-    for mod in (elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution, control_flow)
+    for mod in (
+        elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution,
+        control_flow, parallel, _stop_gradient_module,
+    )
     for name in mod.__all__
 ]
