@@ -123,10 +123,7 @@ def _while_jvp(primals, tangents, *, cond_fun, body_fun, cond_nconsts, body_ncon
     bc_nz = [t is not None for t in bc_t]
     bc_tv = [t for t in bc_t if t is not None]
 
-    def cond(state):
-        carry, _ = state
-        (pred,), _ = _replay(cond_fun, cc + list(carry))
-        return pred
+    cond = _loop_cond(cond_fun, cc)
 
     def body(state):
         carry, carry_t = state
@@ -135,6 +132,17 @@ def _while_jvp(primals, tangents, *, cond_fun, body_fun, cond_nconsts, body_ncon
 
     carry, carry_t = CF.while_loop(cond, body, (list(init), _instantiated(init_t, carry_avals, mask)))
     return list(carry), _scatter(carry_t, mask)
+
+
+def _loop_cond(cond_fun, cc):
+    """The condition of a loop whose state is (carry, extra): the primal cond on the carry."""
+
+    def cond(state):
+        carry, _ = state
+        (pred,), _ = _replay(cond_fun, cc + list(carry))
+        return pred
+
+    return cond
 
 
 def _replay(program, args):
@@ -161,10 +169,7 @@ def _while_fwd(ins, *, cond_fun, body_fun, cond_nconsts, body_nconsts):
     carry_avals = [aval_of(x) for x in init]
     capacity = _tape_capacity(carry_avals)
 
-    def cond(state):
-        carry, _ = state
-        (pred,), _ = _replay(cond_fun, cc + list(carry))
-        return pred
+    cond = _loop_cond(cond_fun, cc)
 
     def body(state):
         carry, n = state
@@ -236,7 +241,6 @@ def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse
     consts, init, xs = _split_scan(primals, num_consts, num_carry)
     k_t, init_t, xs_t = _split_scan(tangents, num_consts, num_carry)
     carry_avals = [aval_of(x) for x in init]
-    n_y = len(body.out_avals) - num_carry
     y_avals = body.out_avals[num_carry:]
     c_mask, y_mask = _diff(carry_avals), _diff(y_avals)
     k_nz = [t is not None for t in k_t]
@@ -256,7 +260,6 @@ def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse
         step, (list(init), _instantiated(init_t, carry_avals, c_mask)),
         (list(xs), [t for t in xs_t if t is not None]), length=length, reverse=reverse, unroll=unroll,
     )
-    del n_y
     return list(carry) + list(ys), _scatter(carry_t, c_mask) + _scatter(ys_t, y_mask)
 
 
@@ -277,7 +280,6 @@ def _scan_vjp(cts, ins, outs, saved, *, body, num_consts, num_carry, length, rev
     k_avals = [aval_of(x) for x in consts]
     c_avals = [aval_of(x) for x in init]
     x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in xs]
-    y_avals = body.out_avals[num_carry:]
     k_mask, c_mask, x_mask = _diff(k_avals), _diff(c_avals), _diff(x_avals)
     ct_c0, ct_ys = cts[:num_carry], cts[num_carry:]
     y_nz = [c is not None for c in ct_ys]

@@ -53,6 +53,34 @@ def _float0_zeros(aval):
     return np.zeros(aval.shape, dtype=dtypes.float0)
 
 
+class _Call:
+    """One call of a custom-rule function: its static (nondiff) and array arguments, their
+    flattened leaves and avals, and `fun_flat`, the function on flat leaves (it records
+    the output tree in `box["tree"]`)."""
+
+    def __init__(self, owner, args):
+        self.owner = owner
+        self.static, self.dyn = _split_nondiff(args, owner.nondiff_argnums)
+        self.n = len(args)
+        leaves, self.in_tree = tree_util.tree_flatten(tuple(self.dyn))
+        self.leaves = [to_operand(x) for x in leaves]
+        self.avals = [aval_of(x) for x in self.leaves]
+        self.diff = [Z.is_differentiable(a) for a in self.avals]
+        self.box = {}
+
+        def fun_flat(*xs):
+            out = owner.fun(*self.args_of(xs))
+            leaves_out, self.box["tree"] = tree_util.tree_flatten(out)
+            return leaves_out
+
+        fun_flat.__name__ = owner.__name__
+        self.fun_flat = fun_flat
+
+    def args_of(self, xs):
+        """The full argument list for flat leaves `xs`."""
+        return _merge(self.static, tree_util.tree_unflatten(self.in_tree, list(xs)), self.n)
+
+
 def _split_nondiff(args, nondiff_argnums):
     """(static values by position, the differentiable arguments in order)."""
     static = {i: args[i] for i in nondiff_argnums}
@@ -115,20 +143,10 @@ class custom_jvp:  # noqa: N801 - JAX's name
             # the rule calls the function for its primal value (`ans = f(x)`): plain call,
             # else staging the rule would stage the rule again, forever
             return self.fun(*args)
-        static, dyn = _split_nondiff(args, self.nondiff_argnums)
-        n = len(args)
-        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
-        leaves = [to_operand(x) for x in leaves]
-        avals = [aval_of(x) for x in leaves]
-        diff = [Z.is_differentiable(a) for a in avals]
-        box = {}
+        c = _Call(self, args)
+        static, n, leaves, in_tree, avals, diff, box = c.static, c.n, c.leaves, c.in_tree, c.avals, c.diff, c.box
+        fun_flat = c.fun_flat
 
-        def fun_flat(*xs):
-            out = self.fun(*_merge(static, tree_util.tree_unflatten(in_tree, list(xs)), n))
-            leaves_out, box["tree"] = tree_util.tree_flatten(out)
-            return leaves_out
-
-        fun_flat.__name__ = self.__name__
 
         def jvp_flat(*xs):
             self._staging_rule += 1
@@ -281,21 +299,12 @@ class custom_vjp:  # noqa: N801 - JAX's name
         args = _resolve_args(self.fun, args, kwargs)
         if self._staging_rule:  # fwd computing `f(x)` for its primal value (see custom_jvp)
             return self.fun(*args)
-        static, dyn = _split_nondiff(args, self.nondiff_argnums)
-        n = len(args)
-        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
-        leaves = [to_operand(x) for x in leaves]
-        avals = [aval_of(x) for x in leaves]
-        diff = [Z.is_differentiable(a) for a in avals]
-        box = {}
-
-        def fun_flat(*xs):
-            out = self.fun(*_merge(static, tree_util.tree_unflatten(in_tree, list(xs)), n))
-            leaves_out, box["tree"] = tree_util.tree_flatten(out)
-            return leaves_out
+        c = _Call(self, args)
+        static, dyn, leaves, avals, diff, box = c.static, c.dyn, c.leaves, c.avals, c.diff, c.box
+        fun_flat = c.fun_flat
 
         def fwd_flat(*xs):
-            got = self.fwd(*_merge(static, tree_util.tree_unflatten(in_tree, list(xs)), n))
+            got = self.fwd(*c.args_of(xs))
             if not (isinstance(got, (tuple, list)) and len(got) == 2):
                 raise TypeError(
                     f"Custom VJP fwd rule {getattr(self.fwd, '__name__', self.fwd)} for function "
@@ -310,7 +319,6 @@ class custom_vjp:  # noqa: N801 - JAX's name
             box["n_res"] = len(res_leaves)
             return list(out_leaves) + [to_operand(r) for r in res_leaves]
 
-        fun_flat.__name__ = self.__name__
         fwd_flat.__name__ = f"{self.__name__}_fwd"
         fun_s = CF.stage_body(fun_flat, tuple(avals), self.__name__)
         fwd_s = CF.stage_body(_guarded(self, fwd_flat), tuple(avals), f"{self.__name__}_fwd")

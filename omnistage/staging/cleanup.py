@@ -30,28 +30,38 @@ def simplify(program):
     """Drop statements a pass introduced that compute nothing: `mul(1, x)`, `add(x, 0)`,
     `sub(x, 0)`, `div(x, 1)` where the result has x's shape and dtype (uses read x)."""
     fn = copy.deepcopy(program.fn)
-    fn.body = _simplify_body(fn.body, program.avals)
+    fn.body = _rewrite_body(fn.body, lambda stmt, defs: _drop_identity(stmt, program.avals))
     return Program(fn, program.avals, program.consts, program.debug_name)
 
 
-def _simplify_body(body, avals):
+def _rewrite_body(body, rewrite):
+    """Rewrite a body (and its nested bodies) statement by statement. `rewrite(stmt, defs)`
+    returns None to keep an equation, or (statements to put in its place, {output name:
+    atom that replaces it}); later uses of replaced names read the atoms."""
+    defs = {s.name: s for s in body if isinstance(s, ast.FunctionDef)}
     subst = {}
     out = []
     for stmt in body:
         stmt = _Substitute(subst).visit(stmt)
         if isinstance(stmt, ast.FunctionDef):
-            stmt.body = _simplify_body(stmt.body, avals)
+            stmt.body = _rewrite_body(stmt.body, rewrite)
             out.append(stmt)
             continue
-        kept = _identity_operand(stmt, avals) if is_eqn(stmt) else None
-        if kept is None:
+        done = rewrite(stmt, defs) if is_eqn(stmt) else None
+        if done is None:
             out.append(stmt)
-        else:
-            subst[eqn(stmt).outs[0]] = kept
+            continue
+        new_stmts, replaced = done
+        out.extend(new_stmts)
+        for name, atom in replaced.items():
+            if isinstance(atom, ast.Name):
+                subst[name] = atom
+            else:  # a literal result still needs its variable: materialize it
+                out.append(make_stmt([name], "broadcast_in_dim", [atom], {"shape": (), "broadcast_dimensions": ()}, getattr(stmt, "loc", None)))
     return out
 
 
-def _identity_operand(stmt, avals):
+def _drop_identity(stmt, avals):
     from . import literals
 
     e = eqn(stmt)
@@ -66,7 +76,7 @@ def _identity_operand(stmt, avals):
         if a is None or b is None or (a.shape, a.dtype) != (b.shape, b.dtype):
             continue
         if literals.literal_value(lit) == ident:
-            return other
+            return [], {e.outs[0]: other}
     return None
 
 
@@ -78,42 +88,27 @@ def inline_transformation_ops(program):
     if not any(is_eqn(n) and n.value.func.id in table for n in ast.walk(program.fn)):
         return program
     fn = copy.deepcopy(program.fn)
-    fn.body = _inline_body(fn.body, table)
+    fn.body = _rewrite_body(fn.body, lambda stmt, defs: _inline(stmt, defs, table))
     return Program(fn, program.avals, program.consts, program.debug_name)
 
 
-def _inline_body(body, table):
-    defs = {s.name: s for s in body if isinstance(s, ast.FunctionDef)}
-    subst = {}
-    out = []
-    for stmt in body:
-        stmt = _Substitute(subst).visit(stmt)
-        if isinstance(stmt, ast.FunctionDef):
-            stmt.body = _inline_body(stmt.body, table)
-            out.append(stmt)
-            continue
-        if not is_eqn(stmt) or eqn(stmt).prim not in table:
-            out.append(stmt)
-            continue
-        e = eqn(stmt)
-        param = table[e.prim]
-        if param is None:
-            results = [e.ins[0]]
+def _inline(stmt, defs, table):
+    e = eqn(stmt)
+    if e.prim not in table:
+        return None
+    param = table[e.prim]
+    if param is None:
+        return [], {e.outs[0]: e.ins[0]}
+    inner = defs[str(e.params[param])]
+    args = {a.arg: atom for a, atom in zip(inner.args.args, _operands_of(e, inner))}
+    spliced = []
+    for s in _rewrite_body(copy.deepcopy(inner.body), lambda st, d: _inline(st, d, table)):
+        if isinstance(s, ast.Return):
+            ret = s.value
+            results = [_Substitute(args).visit(r) for r in (ret.elts if isinstance(ret, ast.Tuple) else [ret])]
         else:
-            inner = defs[str(e.params[param])]
-            args = {a.arg: atom for a, atom in zip(inner.args.args, _operands_of(e, inner))}
-            for s in _inline_body(copy.deepcopy(inner.body), table):
-                if isinstance(s, ast.Return):
-                    ret = s.value
-                    results = [_Substitute(args).visit(r) for r in (ret.elts if isinstance(ret, ast.Tuple) else [ret])]
-                else:
-                    out.append(_Substitute(args).visit(s))
-        for name, atom in zip(e.outs, results):
-            if isinstance(atom, ast.Name):
-                subst[name] = atom
-            else:  # a literal result still needs its variable: materialize it
-                out.append(make_stmt([name], "broadcast_in_dim", [atom], {"shape": (), "broadcast_dimensions": ()}, getattr(stmt, "loc", None)))
-    return out
+            spliced.append(_Substitute(args).visit(s))
+    return spliced, dict(zip(e.outs, results))
 
 
 def _operands_of(e, body):
