@@ -368,18 +368,22 @@ class JitFunction:
             return self._call_target()(*args, **kwargs)
         avals = tuple(leaf_aval(x) for x in leaves)
         key = (self._options, config.epoch, static, in_tree, avals)
+        backend = self._backend
+        if backend is None and _on_gpu(leaves):
+            # computation follows its inputs' device, also for a function compiled for the CPU first
+            key, backend = key + ("gpu",), "cuda"
         entry = self._cache.get(key)
         if entry is None:
             program, out_tree = self._trace(static, dyn_args, dyn_kwargs, avals, in_tree)
-            entry = self._executable(key, program, out_tree)
+            entry = self._executable(key, program, out_tree, backend)
         if fast is not None:
             self._cache[fast] = entry  # also when lower().compile() made the entry
         return entry.call_tree([leaf_value(x, a) for x, a in zip(leaves, avals)])
 
-    def _executable(self, key, program, out_tree):
+    def _executable(self, key, program, out_tree, backend=None):
         entry = self._cache.get(key)
         if entry is None:
-            entry = Compiled(program, out_tree, self._backend)
+            entry = Compiled(program, out_tree, backend or self._backend)
             self._cache[key] = entry
         return entry
 
@@ -427,6 +431,17 @@ class JitFunction:
 
     def _cache_size(self):
         return len(self._cache)
+
+
+def _on_gpu(leaves):
+    """Whether any argument leaf lives in GPU memory (only checked once GPU arrays exist)."""
+    from .core import devices
+
+    if not devices.gpu_arrays_exist:
+        return False
+    from .core.array import GpuArray
+
+    return any(type(x) is GpuArray for x in leaves)
 
 
 def _staged_constant(value):

@@ -93,7 +93,8 @@ def _value_of(x):
     """NumPy value of an eager operand (Array or NumPy value)."""
     v = getattr(x, "_value", None)
     if v is not None:
-        return v
+        # a GPU Array's value is device memory: eager operations work on a host copy
+        return v if type(v) is np.ndarray or not hasattr(v, "to_host") else v.to_host()
     from .tracer import Tracer
 
     if isinstance(x, Tracer):

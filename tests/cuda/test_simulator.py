@@ -151,3 +151,13 @@ def test_empty_arrays():
     f = omnistage.jit(lambda x: (x * 2.0, x.sum(axis=0), x.sum(axis=1)), backend="cuda")
     a, b, c = f(np.zeros((0, 3), np.float32))
     assert a.shape == (0, 3) and np.asarray(b).tolist() == [0.0, 0.0, 0.0] and c.shape == (0,)
+
+
+def test_a_function_compiled_for_the_cpu_follows_a_later_gpu_input(recwarn):
+    f = omnistage.jit(lambda x: jnp.sin(x) * 2.0)
+    x = np.arange(4, dtype=np.float32)
+    cpu_out = f(x)
+    gpu_out = f(omnistage.device_put(x, "gpu"))
+    assert isinstance(gpu_out, GpuArray)
+    np.testing.assert_allclose(np.asarray(gpu_out), np.asarray(cpu_out), rtol=1e-6)
+    assert not [w for w in recwarn if "interpreter" in str(w.message)]
