@@ -19,6 +19,7 @@ from .autodiff.custom import custom_jvp, custom_vjp
 from . import nn  # noqa: E402 - uses custom_jvp
 from .api_grad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .api_vmap import vmap
+from .api_pmap import pmap
 
 __version__ = "0.1.0"
 
@@ -27,5 +28,5 @@ __all__ = [
     "device_put", "devices", "disable_jit", "errors", "eval_shape", "jit", "lax",
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
     "process_index", "random", "tree_util", "dtypes", "grad", "hessian", "jacfwd", "jacrev",
-    "jvp", "linearize", "value_and_grad", "vjp", "custom_jvp", "custom_vjp", "nn", "vmap",
+    "jvp", "linearize", "value_and_grad", "vjp", "custom_jvp", "custom_vjp", "nn", "vmap", "pmap",
 ]
