@@ -192,20 +192,23 @@ def eigh(a, lower, v, w):
 # --- eig -------------------------------------------------------------------------------------
 
 
-def _geev(a, w, v):
-    """Right eigenpairs of a square matrix into complex `w` (n,) and `v` (n, n) (columns),
-    assembled as NumPy's eig does from LAPACK ?geev; False where LAPACK fails or `a` holds
-    inf/NaN (Numba's bindings refuse those)."""
+def _geev(a, w, v, vectors):
+    """Eigenvalues of a square matrix into complex `w` (n,) and, when `vectors`, the right
+    eigenvectors into `v` (n, n) (columns), assembled as NumPy's eig does from LAPACK ?geev;
+    False where LAPACK fails or `a` holds inf/NaN (Numba's bindings refuse those)."""
     raise NotImplementedError  # compiled only: see the overload below
 
 
 @overload(_geev)
-def _geev_overload(a, w, v):
+def _geev_overload(a, w, v, vectors):
     if isinstance(a.dtype, numba.types.Complex):
 
-        def complex_impl(a, w, v):
+        def complex_impl(a, w, v, vectors):
             if not np.all(np.isfinite(a)):
                 return False
+            if not vectors:  # LAPACK skips the eigenvectors: most of the work for small n
+                w[:] = np.linalg.eigvals(a)
+                return True
             wb, vb = np.linalg.eig(a)
             w[:] = wb
             v[:] = vb
@@ -218,14 +221,16 @@ def _geev_overload(a, w, v):
     kind = ord(_nb_linalg.get_blas_kind(a.dtype, "eig"))
     real_dtype = numba.np.numpy_support.as_dtype(a.dtype)
 
-    def real_impl(a, w, v):
+    def real_impl(a, w, v, vectors):
         n = a.shape[-1]
         if not np.all(np.isfinite(a)):
             return False
         acpy = _nb_linalg._copy_to_fortran_order(a)
         wr, wi = np.empty(n, dtype=real_dtype), np.empty(n, dtype=real_dtype)
-        vl, vr = np.empty((n, 1), dtype=real_dtype), np.empty((n, n), dtype=real_dtype)
-        r = rgeev(kind, ord("N"), ord("V"), n, acpy.ctypes, n, wr.ctypes, wi.ctypes, vl.ctypes, 1, vr.ctypes, n)
+        nv = n if vectors else 1
+        vl, vr = np.empty((n, 1), dtype=real_dtype), np.empty((n, nv), dtype=real_dtype)
+        jobvr = ord("V") if vectors else ord("N")
+        r = rgeev(kind, ord("N"), jobvr, n, acpy.ctypes, n, wr.ctypes, wi.ctypes, vl.ctypes, 1, vr.ctypes, nv)
         _nb_linalg._dummy_liveness_func([acpy.size, vl.size, vr.size, wr.size, wi.size])
         if r != 0:
             return False
@@ -235,13 +240,13 @@ def _geev_overload(a, w, v):
         while i < n:
             if wi[i] == 0:
                 w[i] = wr[i]
-                for j in range(n):
+                for j in range(n if vectors else 0):
                     v[j, i] = vr[i, j]
                 i += 1
             else:
                 w[i] = wr[i] + 1j * wi[i]
                 w[i + 1] = wr[i + 1] + 1j * wi[i + 1]
-                for j in range(n):
+                for j in range(n if vectors else 0):
                     v[j, i] = vr[i, j] + 1j * vr[i + 1, j]
                     v[j, i + 1] = vr[i, j] - 1j * vr[i + 1, j]
                 i += 2
@@ -268,21 +273,24 @@ def _normalized_columns(v, out):
 
 @_kernel
 def eig(a, w, vl, vr):
-    """w (b, n), vr (b, n, n) and, when vl has a batch entry per matrix, the left eigenvectors
+    """w (b, n), vr (b, n, n) (when it has a batch entry per matrix) and, when vl has one, the left eigenvectors
     (the conjugate transpose of inv(vr), normalized) of a (b, n, n) float64/complex128, all
     complex128."""
     n = a.shape[1]
     want_left = vl.shape[0] == a.shape[0]
+    vectors = vr.shape[0] == a.shape[0]  # a (0, n, n) buffer: eigenvalues only
     wb, vb, lb = np.empty(n, np.complex128), np.empty((n, n), np.complex128), np.empty((n, n), np.complex128)
     for b in range(a.shape[0] if n else 0):
-        if not _geev(np.ascontiguousarray(a[b]), wb, vb):
+        if not _geev(np.ascontiguousarray(a[b]), wb, vb, vectors):
             w[b] = np.nan
-            vr[b] = np.nan
+            if vectors:
+                vr[b] = np.nan
             if want_left:
                 vl[b] = np.nan
             continue
         w[b] = wb
-        vr[b] = vb
+        if vectors:
+            vr[b] = vb
         if want_left:
             try:
                 _normalized_columns(np.ascontiguousarray(np.conj(np.linalg.inv(vb)).T), lb)

@@ -420,7 +420,7 @@ def _emit_eig(em, e):
     w, vl, vr = em.fresh(f"{base}_w"), em.fresh(f"{base}_vl"), em.fresh(f"{base}_vr")
     _alloc(em, w, (b, n), _wide(cdt))
     _alloc(em, vl, (b if left else 0, n, n), _wide(cdt))
-    _alloc(em, vr, (b, n, n), _wide(cdt))
+    _alloc(em, vr, (b if (left or right) else 0, n, n), _wide(cdt))  # left vectors come from vr
     em.line(f"_kn.eig({a}, {w}, {vl}, {vr})")
     _unbatch(em, e, [w] + ([vl] if left else []) + ([vr] if right else []))
 
