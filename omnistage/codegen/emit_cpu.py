@@ -13,6 +13,7 @@ import numpy as np
 from ..staging import literals
 from . import index_maps, scalar_rules
 from ..staging.program import eqn
+from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
 
 FASTMATH = "{'contract'}"  # FMA contraction only: keeps NaN/inf semantics (no nnan/ninf)
@@ -217,7 +218,7 @@ class ModuleEmitter:
         return "\n\n\n".join(blocks) + "\n"
 
 
-class Emitter:
+class Emitter(ControlFlowEmitter):
     """Builds one njit function: the Program's statements as loop nests and native control
     flow. Rank-0 values are Numba scalars (never 0-d arrays), so scalar loops stay in
     registers; opaque rules still see 0-d arrays at their boundary."""
@@ -514,65 +515,6 @@ class Emitter:
         for o, tmp in unwrap:
             self.line(f"{o} = {tmp}[()]")
 
-    # --- control flow -------------------------------------------------------------------
-
-    def _call(self, ref, args):
-        fn = self.module.body_function(ref)
-        return f"{fn}({', '.join(list(args) + self.module.const_names)})"
-
-    def _targets(self, names):
-        return ", ".join(names) + ("," if len(names) == 1 else "")
-
-    def emit_cond(self, e):
-        index, *operands = [ast.unparse(a) for a in e.ins]
-        branches = e.params["branches"]
-        comment = _loc_comment(e.stmt)
-        targets = self._targets(e.outs)
-        if self.aval(e.ins[0]).dtype.kind == "b":
-            self.line(f"if {index}:{comment}")
-            self.line(f"    {targets} = {self._call(branches[1], operands)}")
-            self.line("else:")
-            self.line(f"    {targets} = {self._call(branches[0], operands)}")
-            return
-        k = self.fresh("_branch")
-        self.line(f"{k} = min(max({index}, 0), {len(branches) - 1}){comment}")
-        for i, b in enumerate(branches):
-            head = "if" if i == 0 else "elif" if i < len(branches) - 1 else "else"
-            self.line(f"{head} {k} == {i}:" if head != "else" else "else:")
-            self.line(f"    {targets} = {self._call(b, operands)}")
-
-    def emit_while(self, e):
-        args = [ast.unparse(a) for a in e.ins]
-        m, n = e.params["cond_nconsts"], e.params["body_nconsts"]
-        cconsts, bconsts, init = args[:m], args[m:m + n], args[m + n:]
-        carry = e.outs
-        comment = _loc_comment(e.stmt)
-        self.line(f"{self._targets(carry)} = {', '.join(init)}{',' if len(init) == 1 else ''}{comment}")
-        self.line(f"while {self._call(e.params['cond_fun'], cconsts + carry)}[0]:")
-        self.line(f"    {self._targets(carry)} = {self._call(e.params['body_fun'], bconsts + carry)}")
-
-    def emit_scan(self, e):
-        args = [ast.unparse(a) for a in e.ins]
-        p = e.params
-        m, n, length = p["num_consts"], p["num_carry"], p["length"]
-        consts, init, xs = args[:m], args[m:m + n], args[m + n:]
-        carry, ys = e.outs[:n], e.outs[n:]
-        comment = _loc_comment(e.stmt)
-        if carry:
-            self.line(f"{self._targets(carry)} = {', '.join(init)}{',' if len(init) == 1 else ''}{comment}")
-        for y in ys:
-            aval = self.program.avals[y]
-            self.line(f"{y} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)})")
-        t = self.fresh("_t")
-        steps = f"range({length} - 1, -1, -1)" if p["reverse"] else f"range({length})"
-        self.line(f"for {t} in {steps}:")
-        y_steps = [self.fresh(f"{y}_t") for y in ys]
-        result = self._targets(list(carry) + y_steps) if (carry or ys) else "_"
-        slices = [f"{x}[{t}]" for x in xs]
-        self.line(f"    {result} = {self._call(p['body'], consts + list(carry) + slices)}")
-        for y, ystep in zip(ys, y_steps):
-            self.line(f"    {y}[{t}] = {ystep}")
-
     # --- the function -------------------------------------------------------------------
 
     def emit(self):
@@ -707,11 +649,6 @@ def _reads_only_row(body, name):
     return True
 
 
-CONTROL_FLOW = {
-    "cond": Emitter.emit_cond,
-    "while_loop": Emitter.emit_while,
-    "scan": Emitter.emit_scan,
-}
 
 
 # --- opaque statements: one emitter each --------------------------------------------------

@@ -25,6 +25,7 @@ from ...staging.program import eqn, is_eqn
 from .. import emit_cpu, index_maps, scalar_rules
 from ..emit_cpu import (REDUCTIONS, Emitter, Unsupported, _combine, _loc_comment, _np_dtype,
                         _numba_ready, _reduction_init)
+from ..control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from ..plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
 from . import device_support, runtime
 
@@ -257,7 +258,7 @@ class CudaModule:
         return "\n\n\n".join(blocks) + "\n"
 
 
-class HostDriver:
+class HostDriver(ControlFlowEmitter):
     """One host function: allocations, kernel launches and host control flow, in program
     order, over device arrays."""
 
@@ -552,60 +553,27 @@ class HostDriver:
 
     # --- control flow on the host -----------------------------------------------------------
 
-    def _call(self, ref, args):
-        fn = self.module.body_function(ref)
-        return f"{fn}({', '.join(list(args) + self.module.const_names)})"
+    # --- control flow: on the host (ControlFlowEmitter), values read back only here --------
 
-    def _targets(self, names):
-        return ", ".join(names) + ("," if len(names) == 1 else "")
+    def cf_operand(self, atom):
+        return self.operand(atom)
 
-    def emit_cond(self, e):
-        index, *operands = e.ins
-        operands = [self.operand(a) for a in operands]
-        branches = e.params["branches"]
-        comment = _loc_comment(e.stmt)
-        targets = self._targets(e.outs)
-        if self.aval(index).dtype.kind == "b":
-            self.line(f"if _cu.truth({self.operand(index)}):  # reads the predicate back{comment}")
-            self.line(f"    {targets} = {self._call(branches[1], operands)}")
-            self.line("else:")
-            self.line(f"    {targets} = {self._call(branches[0], operands)}")
-            return
-        k = self.fresh("_branch")
-        self.line(f"{k} = min(max(_cu.index({self.operand(index)}), 0), {len(branches) - 1}){comment}")
-        for i, b in enumerate(branches):
-            head = "if" if i == 0 else "elif" if i < len(branches) - 1 else "else"
-            self.line(f"{head} {k} == {i}:" if head != "else" else "else:")
-            self.line(f"    {targets} = {self._call(b, operands)}")
+    def cf_truth(self, expr):
+        return f"_cu.truth({expr})"
 
-    def emit_while(self, e):
-        args = [self.operand(a) for a in e.ins]
-        m, n = e.params["cond_nconsts"], e.params["body_nconsts"]
-        cconsts, bconsts, init = args[:m], args[m:m + n], args[m + n:]
-        carry = e.outs
-        self.line(f"{self._targets(carry)} = {', '.join(init)}{',' if len(init) == 1 else ''}{_loc_comment(e.stmt)}")
-        self.line(f"while _cu.truth({self._call(e.params['cond_fun'], cconsts + carry)}[0]):")
-        self.line(f"    {self._targets(carry)} = {self._call(e.params['body_fun'], bconsts + carry)}")
+    cf_truth_note = "  # reads the predicate back"
 
-    def emit_scan(self, e):
-        args = [self.operand(a) for a in e.ins]
-        p = e.params
-        m, n, length = p["num_consts"], p["num_carry"], p["length"]
-        consts, init, xs = args[:m], args[m:m + n], args[m + n:]
-        carry, ys = e.outs[:n], e.outs[n:]
-        if carry:
-            self.line(f"{self._targets(carry)} = {', '.join(init)}{',' if len(init) == 1 else ''}{_loc_comment(e.stmt)}")
-        for y in ys:
-            self.alloc(y, self.program.avals[y])
-        t = self.fresh("_t")
-        steps = f"range({length} - 1, -1, -1)" if p["reverse"] else f"range({length})"
-        self.line(f"for {t} in {steps}:")
-        y_steps = [self.fresh(f"{y}_t") for y in ys]
-        result = self._targets(list(carry) + y_steps) if (carry or ys) else "_"
-        slices = [f"_cu.step({x}, {t})" for x in xs]
-        self.line(f"    {result} = {self._call(p['body'], consts + list(carry) + slices)}")
-        for y, ystep in zip(ys, y_steps):
-            self.line(f"    _cu.store_step({y}, {t}, {ystep})")
+    def cf_index(self, expr):
+        return f"_cu.index({expr})"
+
+    def cf_alloc(self, name, aval):
+        self.alloc(name, aval)
+
+    def cf_step(self, x, t):
+        return f"_cu.step({x}, {t})"
+
+    def cf_store(self, y, t, value):
+        return f"_cu.store_step({y}, {t}, {value})"
 
     # --- the function -------------------------------------------------------------------------
 
@@ -858,11 +826,6 @@ def _shared_dtype(dt):
     return "np.bool_" if np.dtype(dt).kind == "b" else _np_dtype(dt)
 
 
-CONTROL_FLOW = {
-    "cond": HostDriver.emit_cond,
-    "while_loop": HostDriver.emit_while,
-    "scan": HostDriver.emit_scan,
-}
 
 OPAQUE_KERNELS = {
     "dot_general": HostDriver.emit_dot_general,
