@@ -100,11 +100,9 @@ def numpy_step(params, x, y):
     return loss, {"w1": x.T @ g_z, "b1": g_z.sum(0), "w2": g_w2, "b2": g_b2}
 
 
-def omnistage_cases(params, x, y, xs):
-    import omnistage as jax
-    import omnistage.numpy as jnp
-    from omnistage import lax
-
+def make_cases(jax, jnp, lax, params, x, y, xs):
+    """The three timed calls for a framework with JAX's API (omnistage or JAX itself); each
+    waits for its result, and the MLP gradient is checked against the NumPy one first."""
     loss = loss_fn(jnp)
     p = {k: jnp.asarray(v) for k, v in params.items()}
     xj, yj, xsj = jnp.asarray(x), jnp.asarray(y), jnp.asarray(xs)
@@ -112,28 +110,8 @@ def omnistage_cases(params, x, y, xs):
     eager = jax.value_and_grad(loss)
     sgrad = jax.jit(jax.grad(scan_loss(lax, jnp)))
     w = jnp.ones(16, jnp.float32) * 0.5
-    check = step(p, xj, yj)
     ref = numpy_step(params, x, y)
-    np.testing.assert_allclose(np.asarray(check[1]["w1"]), ref[1]["w1"], rtol=2e-3, atol=1e-5)
-    return {
-        "mlp_step": lambda: step(p, xj, yj),
-        "eager_grad": lambda: eager(p, xj, yj),
-        "scan_grad": lambda: sgrad(w, xsj),
-    }
-
-
-def jax_cases(params, x, y, xs):
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
-
-    loss = loss_fn(jnp)
-    p = {k: jnp.asarray(v) for k, v in params.items()}
-    xj, yj, xsj = jnp.asarray(x), jnp.asarray(y), jnp.asarray(xs)
-    step = jax.jit(jax.value_and_grad(loss))
-    eager = jax.value_and_grad(loss)
-    sgrad = jax.jit(jax.grad(scan_loss(lax, jnp)))
-    w = jnp.ones(16, jnp.float32) * 0.5
+    np.testing.assert_allclose(np.asarray(step(p, xj, yj)[1]["w1"]), ref[1]["w1"], rtol=2e-3, atol=1e-5)
 
     def ready(f):
         return lambda: jax.block_until_ready(f())
@@ -143,6 +121,22 @@ def jax_cases(params, x, y, xs):
         "eager_grad": ready(lambda: eager(p, xj, yj)),
         "scan_grad": ready(lambda: sgrad(w, xsj)),
     }
+
+
+def omnistage_cases(*data):
+    import omnistage
+    import omnistage.numpy as jnp
+    from omnistage import lax
+
+    return make_cases(omnistage, jnp, lax, *data)
+
+
+def jax_cases(*data):
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    return make_cases(jax, jnp, lax, *data)
 
 
 def main(argv=None):

@@ -115,7 +115,7 @@ def _argnums_tuple(argnums, n_args, transform):
     return tuple(i % n_args for i in nums)
 
 
-def _leaf_positions(args, argnums):
+def _leaf_positions(args):
     """For each positional argument, the range of flat leaf indices it occupies."""
     spans, start = [], 0
     for a in args:
@@ -168,7 +168,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), transform)
         s = stage_function(fun, args, kwargs, transform, has_aux)
-        spans = _leaf_positions(args, nums)
+        spans = _leaf_positions(args)
         active = [False] * len(s.args)
         for i in nums:
             for j in spans[i]:

@@ -25,49 +25,35 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
     static = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) else tuple(static_broadcasted_argnums)
     n_devices = len(devices) if devices is not None else core_devices.local_device_count()
 
-    @functools.wraps(fun)
-    def pmapped(*args, **kwargs):
-        dyn_in_axes = in_axes
-        if static:
-            if isinstance(in_axes, (tuple, list)):
-                dyn_in_axes = tuple(a for i, a in enumerate(in_axes) if i not in static)
-            dyn_args = [a for i, a in enumerate(args) if i not in static]
-        else:
-            dyn_args = list(args)
-        axes = _flat_in_axes(dyn_in_axes if not isinstance(dyn_in_axes, list) else tuple(dyn_in_axes), dyn_args, kwargs)
-        leaves = tree_util.tree_leaves((tuple(dyn_args), kwargs))
-        sizes = {_shape(x)[a] for x, a in zip(leaves, axes) if a is not None}
-        size = axis_size if axis_size is not None else (max(sizes) if sizes else None)
-        if size is not None and size > n_devices:
-            raise ValueError(
-                f"compiling computation that requires {size} logical devices, but only "
-                f"{n_devices} XLA devices are available (num_replicas={size})"
-            )
-        return _compiled(len(args))(*args, **kwargs)
+    def mapped(*args, **kwargs):
+        # runs once per jit cache key (shapes are part of it), so the device check costs
+        # nothing on later calls
+        st = {i: args[i] for i in static}
+        dyn = [a for i, a in enumerate(args) if i not in st]
+        dyn_axes = in_axes
+        if st and isinstance(in_axes, (tuple, list)):
+            dyn_axes = tuple(a for i, a in enumerate(in_axes) if i not in st)
+        _check_size(_flat_in_axes(tuple(dyn_axes) if isinstance(dyn_axes, list) else dyn_axes, dyn, kwargs),
+                    tree_util.tree_leaves((tuple(dyn), kwargs)), axis_size, n_devices)
 
-    cache = {}
+        def inner(*dyn_args, **kw):
+            it = iter(dyn_args)
+            return fun(*[st[i] if i in st else next(it) for i in range(len(args))], **kw)
 
-    def _compiled(n_args):
-        if n_args not in cache:
-            def call(*args, **kwargs):
-                st = {i: args[i] for i in static}
-                dyn = [a for i, a in enumerate(args) if i not in st]
-                dyn_axes = in_axes
-                if static and isinstance(in_axes, (tuple, list)):
-                    dyn_axes = tuple(a for i, a in enumerate(in_axes) if i not in st)
+        return vmap(inner, dyn_axes, out_axes, axis_name=axis_name, axis_size=axis_size)(*dyn, **kwargs)
 
-                def inner(*dyn_args, **kw):
-                    it = iter(dyn_args)
-                    full = [st[i] if i in st else next(it) for i in range(n_args)]
-                    return fun(*full, **kw)
+    mapped.__name__ = getattr(fun, "__name__", "pmapped")
+    return functools.wraps(fun)(jit(mapped, static_argnums=static, backend=backend))
 
-                return vmap(inner, dyn_axes, out_axes, axis_name=axis_name, axis_size=axis_size)(*dyn, **kwargs)
 
-            call.__name__ = getattr(fun, "__name__", "pmapped")
-            cache[n_args] = jit(call, static_argnums=static, backend=backend)
-        return cache[n_args]
-
-    return pmapped
+def _check_size(axes, leaves, axis_size, n_devices):
+    sizes = {_shape(x)[a] for x, a in zip(leaves, axes) if a is not None}
+    size = axis_size if axis_size is not None else (max(sizes) if sizes else None)
+    if size is not None and size > n_devices:
+        raise ValueError(
+            f"compiling computation that requires {size} logical devices, but only "
+            f"{n_devices} XLA devices are available (num_replicas={size})"
+        )
 
 
 def _shape(x):

@@ -26,6 +26,7 @@ import numpy as np
 from ..core.array import aval_of
 from ..lax import control_flow as CF
 from ..lax import elementwise as E
+from ..staging import replay
 from . import forward
 from . import reverse as rev
 from . import zeros as Z
@@ -139,16 +140,10 @@ def _loop_cond(cond_fun, cc):
 
     def cond(state):
         carry, _ = state
-        (pred,), _ = _replay(cond_fun, cc + list(carry))
+        (pred,), _ = replay.evaluate(cond_fun, cc + list(carry))
         return pred
 
     return cond
-
-
-def _replay(program, args):
-    from ..staging import replay
-
-    return replay.evaluate(program, args)
 
 
 TAPE_CAPACITY = 64
@@ -173,7 +168,7 @@ def _while_fwd(ins, *, cond_fun, body_fun, cond_nconsts, body_nconsts):
 
     def body(state):
         carry, n = state
-        outs, _ = _replay(body_fun, bc + list(carry))
+        outs, _ = replay.evaluate(body_fun, bc + list(carry))
         return list(outs), E.add(n, np.int32(1))
 
     carry, n = CF.while_loop(cond, body, (list(init), np.int32(0)))
@@ -184,7 +179,7 @@ def _while_fwd(ins, *, cond_fun, body_fun, cond_nconsts, body_nconsts):
         slot = E.div(i, stride)
         keep = E.eq(E.rem(i, stride), np.int32(0))
         tapes = [E.select_n(keep, t, I.dynamic_update_index_in_dim(t, x, slot, 0)) for t, x in zip(tapes, c)]
-        outs, _ = _replay(body_fun, bc + list(c))
+        outs, _ = replay.evaluate(body_fun, bc + list(c))
         return list(outs), tapes
 
     empty = [Z.zeros(a.update(shape=(capacity,) + tuple(a.shape), weak_type=False)) for a in carry_avals]
@@ -203,7 +198,7 @@ def _while_vjp(cts, ins, outs, res, *, cond_fun, body_fun, cond_nconsts, body_nc
     active = b_mask + c_mask
 
     def advance(_, carry):
-        return list(_replay(body_fun, bc + list(carry))[0])
+        return list(replay.evaluate(body_fun, bc + list(carry))[0])
 
     def step(j, state):
         ct_c, ct_b = state
@@ -268,7 +263,7 @@ def _scan_fwd(ins, *, body, num_consts, num_carry, length, reverse, unroll):
     consts, init, xs = _split_scan(ins, num_consts, num_carry)
 
     def step(carry, x):
-        outs, _ = _replay(body, consts + list(carry) + list(x))
+        outs, _ = replay.evaluate(body, consts + list(carry) + list(x))
         return list(outs[:num_carry]), (list(outs[num_carry:]), list(carry))
 
     carry, (ys, saved) = CF.scan(step, list(init), list(xs), length=length, reverse=reverse, unroll=unroll)

@@ -102,19 +102,13 @@ def_partials("min", lambda x, y, out: _balanced(x, y, out), lambda x, y, out: _b
 def_partials("fma", lambda a, b, c, out: b, lambda a, b, c, out: a, lambda a, b, c, out: _c(c, 1))
 
 
-def _integer_pow_jvp(primals, tangents, out, *, y):
-    x, = primals
-    return E.mul(tangents[0], _integer_pow_d(x, y))
-
-
-def _integer_pow_d(x, y):
+def _integer_pow_d(x, out, *, y):
     if y == 0:
         return _c(x, 0)
     return E.mul(_c(x, y), E.integer_pow(x, y - 1)) if y != 1 else _c(x, 1)
 
 
-JVP["integer_pow"] = lambda primals, tangents, out, *, y: Z.fit(_integer_pow_jvp(primals, tangents, out, y=y), aval_of(out))
-VJP["integer_pow"] = lambda ct, ins, out, *, y: [lambda: Z.fit(E.mul(ct, _integer_pow_d(ins[0], y)), aval_of(ins[0]))]
+def_partials("integer_pow", _integer_pow_d)
 
 
 # --- linear ------------------------------------------------------------------------------------

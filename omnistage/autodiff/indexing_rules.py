@@ -148,11 +148,20 @@ JVP["gather"], VJP["gather"] = _gather_jvp, _gather_vjp
 # --- scatter_add: linear in operand and updates -------------------------------------------
 
 
-def _scatter_add_jvp(primals, tangents, out, *, axes):
-    operand, indices, updates = primals
-    t_op = Z.instantiate(tangents[0], aval_of(operand))
-    t_up = Z.instantiate(tangents[2], aval_of(updates))
-    return I.scatter_add(t_op, indices, t_up, axes)
+def _linear_scatter_jvp(scatter):
+    """scatter / scatter_add are linear in (operand, updates) jointly: the tangent is the
+    same scatter of the tangents at the same indices."""
+
+    def jvp(primals, tangents, out, *, axes):
+        operand, indices, updates = primals
+        t_op = Z.instantiate(tangents[0], aval_of(operand))
+        t_up = Z.instantiate(tangents[2], aval_of(updates))
+        return scatter(t_op, indices, t_up, axes)
+
+    return jvp
+
+
+_scatter_add_jvp = _linear_scatter_jvp(I.scatter_add)
 
 
 def _scatter_add_vjp(ct, ins, out, *, axes):
@@ -180,11 +189,7 @@ def _winners(operand, indices, updates, axes):
     return E.bitwise_and(E.eq(back, row_ids), _row_in_bounds(operand, indices, updates, axes))
 
 
-def _scatter_jvp(primals, tangents, out, *, axes):
-    operand, indices, updates = primals
-    t_op = Z.instantiate(tangents[0], aval_of(operand))
-    t_up = Z.instantiate(tangents[2], aval_of(updates))
-    return I.scatter(t_op, indices, t_up, axes)
+_scatter_jvp = _linear_scatter_jvp(I.scatter)
 
 
 def _scatter_vjp(ct, ins, out, *, axes):

@@ -21,7 +21,7 @@
 Rules are plain Python over `omnistage.lax`; both modes stage them like user code. A
 primitive whose outputs are all non-float (comparisons, integer ops) needs no rule.
 Helpers derive both rules from a short definition:
-    `def_partials(name, *d)`   elementwise, d[i](*ins, out) = d out / d in_i
+    `def_partials(name, *d)`   elementwise, d[i](*ins, out, **params) = d out / d in_i
     `def_linear(name, transpose)` linear in its one operand: jvp applies it to the tangent
     `def_zero(name)`           float outputs with zero derivative (floor, round, sign)
 """
@@ -57,11 +57,11 @@ def forced(ct):
 
 
 def def_partials(name, *partials):
-    """Elementwise primitive `name` with partials[i](*ins, out) the derivative of the output
+    """Elementwise primitive `name` with partials[i](*ins, out, **params) the derivative of the output
     with respect to input i (None: no derivative, e.g. an integer operand)."""
     def jvp(primals, tangents, out, **params):
         terms = [
-            lax_ew.mul(t, d(*primals, out))
+            lax_ew.mul(t, d(*primals, out, **params))
             for t, d in zip(tangents, partials)
             if t is not None and d is not None
         ]
@@ -69,7 +69,7 @@ def def_partials(name, *partials):
 
     def vjp(ct, ins, out, **params):
         return [
-            None if d is None else (lambda d=d, x=x: Z.fit(lax_ew.mul(ct, d(*ins, out)), aval_of(x)))
+            None if d is None else (lambda d=d, x=x: Z.fit(lax_ew.mul(ct, d(*ins, out, **params)), aval_of(x)))
             for d, x in zip(partials, ins)
         ]
 

@@ -35,11 +35,6 @@ def add_all(terms):
     return out
 
 
-def tangent_dtype(aval):
-    """The dtype of tangents of `aval`: itself for inexact dtypes; None (no tangent) otherwise."""
-    return aval.dtype if dtypes.is_inexact(aval.dtype) else None
-
-
 def is_differentiable(aval):
     return dtypes.is_inexact(aval.dtype)
 

@@ -68,8 +68,6 @@ class ControlFlowPrimitive(Primitive):
 
 
 def _stage_callable_bodies(prim, args, params):
-    from ..staging.program import Program
-
     if not any(_is_plain_callable(v) for v in _body_values(params)):
         return params
     signatures = prim.body_in_avals([aval_of(a) for a in args], params)

@@ -23,7 +23,6 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
-from ..core import dtypes
 from . import _batched, _xla_math, prng
 from ._fma import fma
 from ._rsqrt import rsqrt_f32

@@ -22,7 +22,6 @@ import numpy as np
 
 from ..core import primitive as core_primitive
 from ..core.array import Array
-from ..core.aval import ShapedArray
 from ..core.errors import add_location
 from ..core.source_info import describe_traceback, user_loc
 from ..core.tracer import Tracer

@@ -310,24 +310,7 @@ class HostDriver(ControlFlowEmitter):
 
     def emit_map(self, e):
         """An elementwise/index/source statement: one grid-stride kernel over its output."""
-        out = e.outs[0]
-        aval = self.program.avals[out]
-        comment = _loc_comment(e.stmt)
-        self.alloc(out, aval, comment)
-        n = aval.size
-        if n == 0:
-            return
-        kernel = self.module.kernel_name(out)
-        kb = self.body()
-        kb._use(out)
-        kb.line(f"for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):")
-        kb.indent += 1
-        idx = [f"_i{k}" for k in range(aval.ndim)]
-        kb.unflatten("_f", aval.shape, idx)
-        v = kb._element(e, idx)
-        kb.line(f"{kb.target(out, idx)} = {v}")
-        self.finish_kernel(kernel, kb, e, [out])
-        self.launch(kernel, f"_cu.grid({n})", kb)
+        _map_kernel(self, e, self.program.avals[e.outs[0]], lambda kb, idx: kb._element(e, idx))
 
     def emit_reduce(self, e):
         if e.prim in ("argmax", "argmin"):

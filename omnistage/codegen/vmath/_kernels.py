@@ -20,7 +20,7 @@ import math
 import numba
 import numpy as np
 
-from ._intrinsics import exponent_field, floor, fma, fmuladd, frexp_sqrt2, ldexp, pow2, rint
+from ._intrinsics import exponent_field, floor, fmuladd, frexp_sqrt2, ldexp, pow2, rint
 
 FASTMATH = {"contract"}
 # forceinline marks the LLVM function alwaysinline: the caller's loop sees the kernel's body (and
@@ -221,7 +221,7 @@ def build(dtype):
     single = ft is np.float32
     sfx = np.dtype(dtype).name
     C = _Consts(ft)
-    ZERO, HALF, ONE, TWO, INF, NEG_INF, NAN = C.ZERO, C.HALF, C.ONE, C.TWO, C.INF, C.NEG_INF, C.NAN
+    ZERO, ONE, TWO, INF, NEG_INF, NAN = C.ZERO, C.ONE, C.TWO, C.INF, C.NEG_INF, C.NAN
     exp_core = _exp_core(C, C.EM1)
     expm1_core = _expm1_core(C, exp_core)
     log_parts, log_tail = _log_parts(C), _log1p_tail(C, single)
