@@ -5,8 +5,6 @@ same names) and, where an input has a nonzero tangent, the primitive's JVP rule 
 it, at the same user line marked `(jvp)`. Tangents are symbolic zeros (None) until
 something nonzero flows in, so untouched parts of the program cost nothing.
 """
-import ast
-
 from ..core import primitive as core_primitive
 from ..core.source_info import located
 from ..staging import replay
@@ -19,21 +17,11 @@ def jvp_call(program, primals, tangents):
     """Run `program` on `primals` with `tangents` (None: zero) in the current context.
 
     Returns (outputs, output tangents) as lists; a None output tangent is zero."""
-    tan = {name: t for name, t in zip(program.in_names, tangents) if t is not None}
 
-    def rule(prog, e, ins):
-        ts = [tan.get(a.id) if isinstance(a, ast.Name) else None for a in e.ins]
-        if all(t is None for t in ts):
-            return None
-        outs, touts = _jvp_eqn(prog, e, ins, ts)
-        for name, t in zip(e.outs, touts):
-            if t is not None:
-                tan[name] = t
-        return outs
+    def rule(prog, e, ins, ts):
+        return None if all(t is None for t in ts) else _jvp_eqn(prog, e, ins, ts)
 
-    outs, _ = replay.evaluate(program, list(primals), rule)
-    touts = [tan.get(a.id) if isinstance(a, ast.Name) else None for a in program.out_atoms]
-    return outs, touts
+    return replay.evaluate_annotated(program, primals, tangents, rule)
 
 
 def _jvp_eqn(prog, e, ins, ts):

@@ -64,6 +64,27 @@ def evaluate(program, args, rule=None, env=None):
     return [atom_value(env, program, a) for a in program.out_atoms], env
 
 
+def evaluate_annotated(program, args, notes, rule):
+    """Run `program` with a note beside each value (a tangent, a batch dimension; None: no
+    note). `rule(program, e, ins, in_notes)` returns None to bind `e` as it is (its outputs
+    get no notes) or (outputs, output notes). Returns (outputs, output notes)."""
+    env = {name: n for name, n in zip(program.in_names, notes) if n is not None}
+
+    def note_of(atom):
+        return env.get(atom.id) if isinstance(atom, ast.Name) else None
+
+    def hook(prog, e, ins):
+        got = rule(prog, e, ins, [note_of(a) for a in e.ins])
+        if got is None:
+            return None
+        outs, out_notes = got
+        env.update((name, n) for name, n in zip(e.outs, out_notes) if n is not None)
+        return outs
+
+    outs, _ = evaluate(program, list(args), hook)
+    return outs, [note_of(a) for a in program.out_atoms]
+
+
 def stage_program(fn, in_avals, labels=None, name="body"):
     """Stage the flat function `fn(*tracers) -> list of values` into a closure-free Program.
 

@@ -11,7 +11,6 @@ is batched.
 `batch_program(program, dims, axis, force)` stages the batched version of a body into a
 closure-free Program with chosen output batch dimensions (control-flow rules use it).
 """
-import ast
 
 from ..core.source_info import located
 from ..staging import replay
@@ -35,22 +34,14 @@ def batch_call(program, args, dims, axis):
     """Run `program` on `args` batched along `dims` in the current context.
 
     Returns (outputs, output dims) as lists."""
-    env_dims = {n: d for n, d in zip(program.in_names, dims) if d is not None}
 
-    def rule(prog, e, ins):
-        in_dims = [env_dims.get(a.id) if isinstance(a, ast.Name) else None for a in e.ins]
+    def rule(prog, e, ins, in_dims):
         collective = _collective_rule(e, axis)
         if collective is None and all(d is None for d in in_dims):
             return None
-        outs, out_dims = _batch_eqn(prog, e, ins, in_dims, axis, collective)
-        for name, d in zip(e.outs, out_dims):
-            if d is not None:
-                env_dims[name] = d
-        return outs
+        return _batch_eqn(prog, e, ins, in_dims, axis, collective)
 
-    outs, _ = replay.evaluate(program, list(args), rule)
-    out_dims = [env_dims.get(a.id) if isinstance(a, ast.Name) else None for a in program.out_atoms]
-    return outs, out_dims
+    return replay.evaluate_annotated(program, args, dims, rule)
 
 
 def _collective_rule(e, axis):
