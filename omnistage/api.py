@@ -127,6 +127,17 @@ def _arg_names(fun, n_args, kw_names):
     return names + list(kw_names)
 
 
+def flat_arg_names(labels, args, kwargs):
+    """Program input names for every leaf of the positional `args` (labelled `labels`) and
+    the keyword arguments: `x`, `params_w`, `xs_0`."""
+    names = []
+    for label, a in zip(labels, args):
+        names += _leaf_names(label, a)
+    for k, v in kwargs.items():
+        names += _leaf_names(k, v)
+    return names
+
+
 def _leaf_names(label, tree):
     """Names for a pytree argument's leaves: `x`, `params_w`, `xs_0`."""
     pairs, _ = tree_util.tree_flatten_with_path(tree)
@@ -391,11 +402,7 @@ class JitFunction:
         arg_labels = _arg_names(self._fun, len(dyn_args) + len(static), [])
         static_pos = {k for k, _ in static if isinstance(k, int)}
         dyn_labels = [l for i, l in enumerate(arg_labels) if i not in static_pos][: len(dyn_args)]
-        names = []
-        for label, a in zip(dyn_labels, dyn_args):
-            names += _leaf_names(label, a)
-        for k in dyn_kwargs:
-            names += _leaf_names(k, dyn_kwargs[k])
+        names = flat_arg_names(dyn_labels, dyn_args, dyn_kwargs)
         out_tree_box = []
 
         def flat_fun(*tracers):

@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from .api import _arg_names, _leaf_names, _staged_constant, leaf_aval, leaf_value
+from .api import _arg_names, _staged_constant, flat_arg_names, leaf_aval, leaf_value
 from .autodiff import all_rules  # noqa: F401 - fills the rule tables
 from .autodiff import forward, reverse
 from .autodiff import zeros as Z
@@ -44,12 +44,7 @@ def stage_function(fun, args, kwargs=None, transform="grad", has_aux=False):
     kwargs = kwargs or {}
     leaves, in_tree = tree_util.tree_flatten((tuple(args), kwargs))
     avals = [leaf_aval(x) for x in leaves]
-    labels = _arg_names(fun, len(args), [])
-    names = []
-    for label, a in zip(labels, args):
-        names += _leaf_names(label, a)
-    for k, v in kwargs.items():
-        names += _leaf_names(k, v)
+    names = flat_arg_names(_arg_names(fun, len(args), []), args, kwargs)
     s = _Staged()
     target = convert(fun)
 
