@@ -250,7 +250,8 @@ def test_fresh_process_with_warm_cache_loads_machine_code_instead_of_compiling(t
     assert list(warm["modules"]) == [name] and warm["results"] == EXPECTED[:1]
     assert warm["hits"] > 0 and warm["misses"] == 0
     assert any("data loaded" in line and name in line for line in warm_log.splitlines())
-    assert warm["first_call_s"] < cold["first_call_s"]
+    # (no timing assertion: cache hits/misses above prove no compile; seconds are
+    # benchmarks/latency.py's job, and on a loaded CI machine they only add flakiness)
 
 
 # --- files are written once, atomically ----------------------------------------------------
