@@ -348,6 +348,26 @@ class Emitter(ControlFlowEmitter):
         self._memo[key] = local
         return local
 
+    def relayout(self, name, shape, dtype, perm=None, flip=(), cast=None):
+        """A new C-contiguous array: `name` (of `shape`) with its axes permuted by `perm`,
+        the result's axes in `flip` reversed and its elements cast to `cast`, copied by a
+        loop nest. Numba compiles `x.transpose(perm)` and reversed slices through generic
+        implementations that cost seconds per program."""
+        perm = tuple(range(len(shape))) if perm is None else tuple(perm)
+        new_shape = tuple(shape[p] for p in perm)
+        out = self.fresh(f"{name}_c")
+        self.line(f"{out} = _rt.empty({new_shape!r}, {_np_dtype(cast or dtype)})")
+        if 0 in new_shape:
+            return out
+        idx = self.loops(new_shape, [f"_r{k}" for k in range(len(new_shape))])
+        src = [None] * len(shape)
+        for k, p in enumerate(perm):
+            src[p] = f"{new_shape[k] - 1} - {idx[k]}" if k in flip else idx[k]
+        value = f"{name}[{', '.join(src)}]" if shape else name
+        self.line(f"{out}[{', '.join(idx)}] = {self.scalar(value, cast) if cast else value}")
+        self.close(len(idx))
+        return out
+
     def emit_materialize(self, e):
         out = e.outs[0]
         aval = self.program.avals[out]
@@ -670,14 +690,23 @@ def _emit_dot_general(em, e):
     lname, rname = ast.unparse(lhs), ast.unparse(rhs)
     lperm = tuple(lb) + tuple(lfree) + tuple(lc)
     rperm = tuple(rb) + tuple(rc) + tuple(rfree)
-    l3, r3, o3 = em.fresh(f"{out}_lhs"), em.fresh(f"{out}_rhs"), em.fresh(f"{out}_3d")
     dt = _np_dtype(aval.dtype)
-    em.line(f"{l3} = {_contiguous(lname, la, lperm)}.reshape(({B}, {M}, {K})){comment}")
-    em.line(f"{r3} = {_contiguous(rname, ra, rperm)}.reshape(({B}, {K}, {N}))")
-    em.line(f"{o3} = _rt.empty(({B}, {M}, {N}), {dt})")
     if aval.dtype.kind in "fc" and K > 0 and B == 1:
-        em.line(f"np.dot({l3}[0], {r3}[0], {o3}[0])  # BLAS")
-    elif aval.dtype.kind in "fc" and K > 0:
+        # one BLAS call on 2-D operands; reshapes only where the shapes differ (each reshape
+        # and 3-D slice is more for Numba to compile)
+        l2 = _as_shape(em, f"{out}_lhs", _contiguous(em, lname, la, lperm), la, lperm, (M, K), comment)
+        r2 = _as_shape(em, f"{out}_rhs", _contiguous(em, rname, ra, rperm), ra, rperm, (K, N), "")
+        o2 = out if aval.shape == (M, N) else em.fresh(f"{out}_2d")
+        em.line(f"{o2} = _rt.empty(({M}, {N}), {dt})")
+        em.line(f"np.dot({l2}, {r2}, {o2})  # BLAS")
+        if o2 != out:
+            em.line(f"{out} = {o2}.reshape({aval.shape!r})")
+        return
+    l3, r3, o3 = em.fresh(f"{out}_lhs"), em.fresh(f"{out}_rhs"), em.fresh(f"{out}_3d")
+    em.line(f"{l3} = {_contiguous(em, lname, la, lperm)}.reshape(({B}, {M}, {K})){comment}")
+    em.line(f"{r3} = {_contiguous(em, rname, ra, rperm)}.reshape(({B}, {K}, {N}))")
+    em.line(f"{o3} = _rt.empty(({B}, {M}, {N}), {dt})")
+    if aval.dtype.kind in "fc" and K > 0:
         # BLAS per batch, writing in place (an `o[b] = np.dot(...)` copy costs seconds to compile)
         em.line(f"for _b in range({B}):")
         em.line(f"    np.dot({l3}[_b], {r3}[_b], {o3}[_b])")
@@ -695,30 +724,39 @@ def _emit_dot_general(em, e):
     em.line(f"{out} = {o3}.reshape({aval.shape!r})")
 
 
-def _contiguous(name, aval, perm):
+def _as_shape(em, base, expr, aval, perm, shape, comment):
+    """A variable holding `expr` (`aval`'s array with axes permuted by `perm`) as `shape`."""
+    var = em.fresh(base)
+    reshape = "" if tuple(aval.shape[p] for p in perm) == tuple(shape) else f".reshape({shape!r})"
+    em.line(f"{var} = {expr}{reshape}{comment}")
+    return var
+
+
+def _contiguous(em, name, aval, perm):
     """A C-contiguous array of `name` with axes permuted by `perm` (no copy when the identity)."""
     if not aval.ndim:
         return f"np.asarray({name})"
     if tuple(perm) == tuple(range(aval.ndim)):
         return f"np.ascontiguousarray({name})"
-    return f"np.ascontiguousarray({name}.transpose({tuple(perm)!r}))"
+    return em.relayout(name, aval.shape, aval.dtype, perm)
 
 
 def _emit_concatenate(em, e):
+    # one copy loop nest per operand: Numba compiles a slice assignment `out[:, 0:1] = x`
+    # through its generic broadcasting setitem, about a second of compile time each
     out = e.outs[0]
     aval = em.program.avals[out]
     dim = e.params["dimension"]
     em.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
     offset = 0
     for a in e.ins:
-        n = em.aval(a).shape[dim]
-        sl = ", ".join(f"{offset}:{offset + n}" if k == dim else ":" for k in range(aval.ndim))
-        src = ast.unparse(a)
-        if literals.is_literal(a):
-            em.line(f"{out}[{sl}] = {src}")
-        else:
-            em.line(f"{out}[{sl}] = {src}")
-        offset += n
+        shape = em.aval(a).shape
+        if 0 not in shape:
+            idx = em.loops(shape)
+            dst = [f"{i} + {offset}" if k == dim and offset else i for k, i in enumerate(idx)]
+            em.line(f"{out}[{', '.join(dst)}] = {em.value(a, idx)}")
+            em.close(len(idx))
+        offset += shape[dim]
 
 
 OPAQUE_RULES = {

@@ -467,31 +467,36 @@ def _emit_lu_pivots_to_permutation(em, e):
     _unbatch(em, e, [buf], rounded=False)
 
 
-_SWAP = ".transpose((0, 2, 1))"
-
-
 def _emit_triangular_solve(em, e):
     """Every variant is rewritten as "lower-triangular m, solve m x = rhs on the left", as the
-    NumPy implementation does; the rewrites are static, so they are emitted as views."""
+    NumPy implementation does: transposes and reversals are static, copied by loop nests."""
     p = e.params
     em.line(f"# triangular_solve{_loc_comment(e.stmt)}")
-    a, _ = _as_batch(em, e.ins[0], 2)
-    rhs, _ = _as_batch(em, e.ins[1], 2)
-    m, low = (f"np.conj({a})" if p["conjugate_a"] else a), p["lower"]
+    dt = em.aval(e.ins[0]).dtype
+    a, a_shape = _as_batch(em, e.ins[0], 2)
+    rhs, rhs_shape = _as_batch(em, e.ins[1], 2)
+    low, swap = p["lower"], (0, 2, 1)
+    if p["conjugate_a"]:
+        em.line(f"{a} = np.conj({a})")
     if p["transpose_a"]:
-        m, low = m + _SWAP, not low
+        a, a_shape, low = em.relayout(a, a_shape, dt, swap), _swapped(a_shape), not low
     if not p["left_side"]:
-        m, low, rhs = m + _SWAP, not low, rhs + _SWAP
+        a, a_shape, low = em.relayout(a, a_shape, dt, swap), _swapped(a_shape), not low
+        rhs, rhs_shape = em.relayout(rhs, rhs_shape, dt, swap), _swapped(rhs_shape)
     if not low:  # reversing rows and columns turns upper-triangular into lower
-        m, rhs = m + "[:, ::-1, ::-1]", rhs + "[:, ::-1]"
+        a = em.relayout(a, a_shape, dt, flip=(1, 2))
+        rhs = em.relayout(rhs, rhs_shape, dt, flip=(1,))
     x = em.fresh(f"{e.outs[0]}_x")
-    args = f"np.ascontiguousarray({m}), np.ascontiguousarray({rhs}), {bool(p['unit_diagonal'])}"
-    em.line(f"{x} = _kn.forward_substitution({args})")
+    em.line(f"{x} = _kn.forward_substitution({a}, {rhs}, {bool(p['unit_diagonal'])})")
     if not low:
-        x += "[:, ::-1]"
+        x = em.relayout(x, rhs_shape, dt, flip=(1,))
     if not p["left_side"]:
-        x += _SWAP
-    em.line(f"{e.outs[0]} = np.ascontiguousarray({x}).reshape({_shape_tuple(_out_aval(em, e.outs[0]).shape)})")
+        x = em.relayout(x, rhs_shape, dt, swap)
+    em.line(f"{e.outs[0]} = {x}.reshape({_shape_tuple(_out_aval(em, e.outs[0]).shape)})")
+
+
+def _swapped(shape):
+    return (shape[0], shape[2], shape[1])
 
 
 # --- conv_general_dilated ----------------------------------------------------------------------------
@@ -502,10 +507,10 @@ def _spec_layout(em, atom, spec, dtype):
     spatial...), converted to `dtype`, spatial dimensions flattened."""
     shape = em.aval(atom).shape
     ordered = [shape[i] for i in spec]
-    var = em.fresh(f"{_name(atom)}_cv")
-    moved = _name(atom) if tuple(spec) == tuple(range(len(spec))) else f"{_name(atom)}.transpose({tuple(spec)!r})"
+    moved = em.relayout(_name(atom), shape, em.aval(atom).dtype, spec, cast=dtype)
     flat = (ordered[0], ordered[1], math.prod(ordered[2:]))
-    em.line(f"{var} = np.ascontiguousarray({moved}).astype({_np_dtype(dtype)}).reshape({_shape_tuple(flat)})")
+    var = em.fresh(f"{_name(atom)}_cv")
+    em.line(f"{var} = {moved}.reshape({_shape_tuple(flat)})")
     return var, ordered
 
 
@@ -538,7 +543,9 @@ def _emit_conv(em, e):
     if perm == tuple(range(len(perm))):
         em.line(f"{out} = {buf}.reshape({spec_shape})")
     else:
-        em.line(f"{out} = np.ascontiguousarray({buf}.reshape({spec_shape}).transpose({perm!r}))")
+        spread = em.fresh(f"{out}_sp")
+        em.line(f"{spread} = {buf}.reshape({spec_shape})")
+        em.line(f"{out} = {em.relayout(spread, ordered + tuple(out_sp), oa.dtype, perm)}")
 
 
 OPAQUE_RULES = {

@@ -72,15 +72,15 @@ def _not(ctx, a):
 
 
 def _shift(helper):
-    return lambda ctx, a, b: f"_rt.{helper}({a}, {b}, {ctx.in_dtypes[0].itemsize * 8})"
+    return lambda ctx, a, b: f"_rt.{helper}({a}, {b})"
 
 
 def _shift_right_logical(ctx, a, b):
     dt = ctx.in_dtypes[0]
-    bits = dt.itemsize * 8
-    u = f"uint{bits}"
-    # a shift count outside [0, bits) gives 0 (NumPy on the unsigned view); LLVM would give poison
-    return f"(np.{dt.name}(np.{u}({a}) >> np.{u}({b})) if 0 <= {b} < {bits} else np.{dt.name}(0))"
+    if dt.kind == "u":
+        return f"_rt.shift_right_logical({a}, {b})"
+    u = f"np.uint{dt.itemsize * 8}"  # shifts the bits of the unsigned view
+    return f"np.{dt.name}(_rt.shift_right_logical({u}({a}), {u}({b})))"
 
 
 def _integer_pow(ctx, a, *, y):
@@ -102,13 +102,14 @@ def _convert(ctx, a, *, new_dtype, weak_type=False):
 
 
 def _select_n(ctx, which, *cases):
+    # LLVM selects, not conditional expressions: no branches for Numba's passes to analyse
     if len(cases) == 1:
         return cases[0]
     if ctx.in_dtypes[0].kind == "b":
-        return f"({cases[1]} if {which} else {cases[0]})"
+        return f"_rt.select({which}, {cases[1]}, {cases[0]})"
     expr = cases[-1]
     for i in range(len(cases) - 2, -1, -1):
-        expr = f"({cases[i]} if {which} <= {i} else {expr})"
+        expr = f"_rt.select({which} <= {i}, {cases[i]}, {expr})"
     return expr
 
 
@@ -183,5 +184,5 @@ RULES = {
 
 # results that Numba may widen, so the emitter casts them back to the result dtype
 NEEDS_CAST = {"add", "sub", "mul", "neg", "abs", "div", "rem", "max", "min", "and_", "or_", "xor",
-              "not_", "shift_left", "shift_right_arithmetic", "integer_pow", "sign", "pow",
+              "not_", "shift_left", "shift_right_arithmetic", "shift_right_logical", "integer_pow", "sign", "pow",
               "population_count"}

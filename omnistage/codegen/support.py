@@ -143,14 +143,60 @@ f2i_uint32 = _make_float_to_int(np.uint32)
 f2i_uint64 = _make_float_to_int(np.uint64)
 
 
-@_jit
-def shift_left(a, b, bits):
-    return a << b if 0 <= b < bits else a - a
+# --- branch-free steps ------------------------------------------------------------------------
+# Intrinsics, not njit functions: a helper Numba inlines into the caller's IR brings its branches
+# (blocks) with it, and Numba's SSA and liveness passes cost about blocks x variables, which made
+# big programs (random.gamma's nested loops of threefry rounds) compile for a minute; a called
+# helper is a compilation of its own in a cold process. These are single LLVM instructions.
 
 
-@_jit
-def shift_right_arithmetic(a, b, bits):
-    return a >> b if 0 <= b < bits else (a - a - 1 if a < 0 else a - a)
+def _shift_step(kind):
+    @intrinsic
+    def shift(typingctx, a, b):
+        """a shifted by b bits, with NumPy's result for b outside [0, bits): 0, or the sign
+        fill for an arithmetic right shift (LLVM would give poison)."""
+        if not (isinstance(a, types.Integer) and isinstance(b, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            x = args[0]
+            n = context.cast(builder, args[1], sig.args[1], sig.args[0])
+            ity = x.type
+            width = ir.Constant(ity, ity.width)
+            in_range = builder.icmp_unsigned("<", n, width)  # a negative b is out of range too
+            zero = ir.Constant(ity, 0)
+            if kind == "shl":
+                return builder.select(in_range, builder.shl(x, builder.select(in_range, n, zero)), zero)
+            if kind == "lshr" or not sig.args[0].signed:
+                return builder.select(in_range, builder.lshr(x, builder.select(in_range, n, zero)), zero)
+            return builder.ashr(x, builder.select(in_range, n, ir.Constant(ity, ity.width - 1)))
+
+        return a(a, b), codegen
+
+    return shift
+
+
+shift_left = _shift_step("shl")
+shift_right_arithmetic = _shift_step("ashr")
+shift_right_logical = _shift_step("lshr")  # a's bits as unsigned: the caller passes the unsigned view
+
+
+@intrinsic
+def select(typingctx, c, a, b):
+    """`a if c else b` as one LLVM select (both operands are already computed, pure values)."""
+    if not isinstance(c, types.Boolean):
+        return None
+    out = typingctx.unify_types(a, b)
+    if out is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        cv, av, bv = args
+        av = context.cast(builder, av, sig.args[1], sig.return_type)
+        bv = context.cast(builder, bv, sig.args[2], sig.return_type)
+        return builder.select(cv, av, bv)
+
+    return out(c, a, b), codegen
 
 
 @intrinsic

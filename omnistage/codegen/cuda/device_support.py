@@ -94,6 +94,22 @@ if SIMULATED:
     def conj(x):
         return np.conj(x)
 
+    def _shift_step(op):
+        """The branch-free shift intrinsics of `codegen.support` as plain Python."""
+
+        def shift(a, b):
+            bits, v, n = np.dtype(type(a)).itemsize * 8, int(a), int(b)
+            if not 0 <= n < bits:
+                return type(a)(-1 if op == "ashr" and v < 0 else 0)
+            return _wrap_integer(v << n if op == "shl" else v >> n, a)
+
+        return shift
+
+    shift_left, shift_right_arithmetic, shift_right_logical = (_shift_step(op) for op in ("shl", "ashr", "lshr"))
+
+    def select(c, a, b):
+        return a if c else b
+
     def popcount(x):
         """Set bits in x's own width (a Numba intrinsic cannot run as plain Python)."""
         bits = np.dtype(type(x)).itemsize * 8
@@ -208,7 +224,10 @@ def _install_support_helpers():
             continue
         if getattr(fn, "__module__", "") not in (_rt.__name__,) and not hasattr(fn, "py_func") and not hasattr(fn, "_defn"):
             continue
-        g[name] = _simulated_helper(fn) if SIMULATED else fn
+        if SIMULATED:
+            g[name] = _simulated_helper(fn)
+        else:  # the CPU's called helpers are inlined here (see _inline); intrinsics as they are
+            g[name] = _inline(fn.py_func) if hasattr(fn, "py_func") else fn
 
 
 _install_support_helpers()
