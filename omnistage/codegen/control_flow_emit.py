@@ -10,6 +10,7 @@ The two emitters differ only in how values are read and stored, through these ho
     cf_index(expr)     a branch index as a Python int
     cf_alloc(name, aval)        allocate a stacked scan output
     cf_step(x, t) / cf_store(y, t, value)   read / write step t of a stacked array
+                       (cf_store's text may be several lines)
 """
 import ast
 
@@ -104,7 +105,8 @@ class ControlFlowEmitter:
         slices = [self.cf_step(x, t) for x in xs]
         self.line(f"    {result} = {self._call(p['body'], consts + list(carry) + slices)}")
         for y, ystep in zip(ys, y_steps):
-            self.line(f"    {self.cf_store(y, t, ystep)}")
+            for text in self.cf_store(y, t, ystep).split("\n"):
+                self.line(f"    {text}")
 
 
 CONTROL_FLOW = {

@@ -348,6 +348,17 @@ class Emitter(ControlFlowEmitter):
         self._memo[key] = local
         return local
 
+    def cf_store(self, y, t, value):
+        """Step `t` of a stacked scan output; rows are copied by a loop nest, since Numba
+        compiles `y[t] = row` through its generic broadcasting setitem (seconds)."""
+        rest = self.program.avals[y].shape[1:]
+        if not rest:
+            return f"{y}[{t}] = {value}"
+        idx = [f"_i{k}" for k in range(len(rest))]
+        lines = ["    " * k + f"for {i} in range({d}):" for k, (i, d) in enumerate(zip(idx, rest))]
+        lines.append("    " * len(rest) + f"{y}[{t}, {', '.join(idx)}] = {value}[{', '.join(idx)}]")
+        return "\n".join(lines)
+
     def relayout(self, name, shape, dtype, perm=None, flip=(), cast=None):
         """A new C-contiguous array: `name` (of `shape`) with its axes permuted by `perm`,
         the result's axes in `flip` reversed and its elements cast to `cast`, copied by a
