@@ -263,6 +263,20 @@ def test_shifts_by_negative_and_oversized_counts():
     check(lambda a, b: (lax.shift_left(a, b), lax.shift_right_arithmetic(a, b), lax.shift_right_logical(a, b)), x, s)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "uint32", "int64", "uint64"])
+def test_shifts_in_every_integer_width(dtype, x64):
+    """The shift intrinsics work in the operand's own width: counts of the width and above,
+    negative counts (signed) and huge counts (unsigned) give NumPy's results, as do left
+    shifts that push bits out and arithmetic shifts of negative values."""
+    info = np.iinfo(dtype)
+    x = np.array([info.min, info.max, info.max // 3, 5, 0, 1, info.min + 1, 3], dtype)
+    huge = -1 if info.kind == "i" else info.max
+    s = np.array([huge, info.bits, info.bits - 1, 1, 0, info.bits + 3, 2, info.bits - 2], dtype)
+    check(lambda a, b: (lax.shift_left(a, b), lax.shift_right_arithmetic(a, b), lax.shift_right_logical(a, b)), x, s)
+    # a constant count (LLVM folds the range check) and a count broadcast from a scalar
+    check(lambda a: (lax.shift_left(a, np.asarray(3, dtype)), lax.shift_right_logical(a, np.asarray(info.bits, dtype))), x)
+
+
 @pytest.mark.parametrize("shape", [(), (0,), (13,)])
 def test_boolean_elementwise(shape):
     fns = [lax.bitwise_and, lax.bitwise_or, lax.bitwise_xor, lambda a, b: lax.bitwise_not(a), lax.eq,
@@ -629,3 +643,34 @@ def test_every_primitive_was_compiled_by_numba_in_this_file(request):
         pytest.skip("only meaningful when the whole file runs")
     missing = sorted(p for p in registry if p not in CONTROL_FLOW and p not in SEEN)
     assert not missing, f"primitives that no differential test compiled with Numba: {missing}"
+
+
+# --- generated code that Numba compiles quickly ---------------------------------------------
+
+
+def test_generated_code_avoids_constructs_numba_compiles_slowly():
+    """Slice assignment (`y[t] = row`, `out[:, 0:2] = x`), `x.transpose(...)` and conditional
+    expressions each cost Numba from tens of milliseconds to seconds of compile time per
+    program (generic implementations compiled per signature; branches that its SSA and
+    liveness passes analyse per variable). Their lowerings are loop nests and LLVM selects;
+    the results still equal the interpreter's."""
+    import re
+
+    def f(a, b, m, r, k, w):
+        cat = jnp.concatenate([a, b, a], 1)
+        tmm = a.T @ b  # a transposed operand of a matmul
+        bmm = jnp.einsum("bij,bkj->bik", m, m)  # batched, transposed
+        tri = lax.linalg.triangular_solve(m[0], r, left_side=False, lower=False, transpose_a=True)
+        shifts = (lax.shift_right_logical(k, np.uint32(3)), lax.shift_left(k, k), lax.shift_right_arithmetic(w, w))
+        _, ys = lax.scan(lambda c, x: (c + x.sum(), jnp.outer(x, x)), np.float32(0), a)
+        picked = jnp.where(a > 0, a, -a), lax.select_n(w % 3, a[0, :3], b[0, :3], a[1, :3])
+        return cat, tmm, bmm, tri, shifts, ys, picked
+
+    args = (floats((4, 3), specials=False), floats((4, 3), specials=False),
+            floats((2, 3, 3), specials=False) + 4 * np.eye(3, dtype=np.float32), floats((5, 3), specials=False),
+            ints((3,), "uint32", 0, 40), ints((3,), "int32", -40, 40))
+    check(f, *args, tol=(1e-4, 1e-4))
+    text = omnistage.jit(f, backend="cpu").lower(*args).compile().as_text()
+    assert ".transpose(" not in text
+    assert not re.search(r"\[[^\]\n]*:[^\]\n]*\]\s*=[^=]", text), "a slice assignment"
+    assert not re.search(r"\bif\b[^:\n]*\belse\b", text), "a conditional expression"
