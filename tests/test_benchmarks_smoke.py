@@ -82,3 +82,13 @@ def test_unknown_case_name_is_rejected_with_the_choices():
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "unknown case(s) nope" in done.stderr and "softmax" in done.stderr
+
+
+def test_compile_time_script_runs_a_case(tmp_path):
+    """benchmarks/compile_time.py times a program's first call in fresh processes."""
+    script = os.path.join(ROOT, "benchmarks", "compile_time.py")
+    done = subprocess.run([sys.executable, script, "--cases", "scan_grad"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    row = next(line for line in done.stdout.splitlines() if line.startswith("scan_grad "))
+    assert "errors" not in row and (" s " in row or " ms " in row), row
