@@ -224,10 +224,7 @@ def _install_support_helpers():
             continue
         if getattr(fn, "__module__", "") not in (_rt.__name__,) and not hasattr(fn, "py_func") and not hasattr(fn, "_defn"):
             continue
-        if SIMULATED:
-            g[name] = _simulated_helper(fn)
-        else:  # the CPU's called helpers are inlined here (see _inline); intrinsics as they are
-            g[name] = _inline(fn.py_func) if hasattr(fn, "py_func") else fn
+        g[name] = _simulated_helper(fn) if SIMULATED else fn
 
 
 _install_support_helpers()
