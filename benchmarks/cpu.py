@@ -29,14 +29,9 @@ import tempfile
 import time
 
 # Thread settings are environment variables read when NumPy/Numba/JAX load, so they are
-# applied here, before those imports. One thread each by default: omnistage's code has no
-# parallel loops yet, and on a small shared machine two BLAS thread pools (NumPy's and SciPy's,
-# which Numba's np.dot uses) spinning against each other made matmul times swing 2-30 ms.
-SINGLE_THREAD_ENV = {
-    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
-    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-}
-
+# applied here, before those imports (bench_env.py says why one thread each by default).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_env  # noqa: E402
 
 THREAD_CHOICES = ("1", "pinned", "default")
 
@@ -45,17 +40,13 @@ def _apply_thread_setting(argv):
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--threads", choices=THREAD_CHOICES, default="1")
     threads = pre.parse_known_args(argv)[0].threads
-    if threads in ("1", "pinned"):
-        for k, v in SINGLE_THREAD_ENV.items():
-            os.environ.setdefault(k, v)
+    bench_env.apply(single_thread=threads in ("1", "pinned"))
     if threads == "pinned" and hasattr(os, "sched_setaffinity"):
         # XLA's CPU runtime keeps a second thread busy despite the flags above (measured
         # process CPU time / wall time on this 2-core machine: 1.26 for selu, 1.57 for the
         # MLP); pinning the process, before any thread pool exists, makes "one thread each"
         # true for every implementation (threads inherit the affinity of their creator).
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")  # a CPU benchmark: never probe accelerators
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # XLA's slow-constant-folding alarms
     return threads
 
 
@@ -64,7 +55,6 @@ THREADS = _apply_thread_setting(sys.argv[1:])
 import numpy as np  # noqa: E402 - after the thread settings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 from cases import BY_NAME, CASES, staged_selu  # noqa: E402 - after the path set-up
 
 MIN_SAMPLE_S = 0.05

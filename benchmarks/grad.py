@@ -19,12 +19,10 @@ import statistics
 import sys
 import time
 
-for _k, _v in {
-    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
-    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-    "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3",
-}.items():
-    os.environ.setdefault(_k, _v)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_env  # noqa: E402 - before NumPy
+
+bench_env.apply()
 
 import numpy as np  # noqa: E402
 

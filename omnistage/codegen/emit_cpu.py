@@ -374,7 +374,7 @@ class Emitter(ControlFlowEmitter):
         src = [None] * len(shape)
         for k, p in enumerate(perm):
             src[p] = f"{new_shape[k] - 1} - {idx[k]}" if k in flip else idx[k]
-        value = f"{name}[{', '.join(src)}]" if shape else name
+        value = f"{name}[{', '.join(src)}]"
         self.line(f"{out}[{', '.join(idx)}] = {self.scalar(value, cast) if cast else value}")
         self.close(len(idx))
         return out

@@ -115,25 +115,21 @@ if SIMULATED:
         bits = np.dtype(type(x)).itemsize * 8
         return type(x)(bin(int(x) & ((1 << bits) - 1)).count("1"))
 else:
-    @_inline
-    def fma_float32(a, b, c):
-        """fma(a, b, c) as `codegen.support` computes it: one rounding where the product
-        neither overflows nor falls near the subnormals, else `a * b + c`."""
-        prod = a * b
-        naive = prod + c
-        big = abs(prod)
-        if math.isfinite(naive) and math.isfinite(prod) and (big == 0 or big > _TINY32):
-            return cuda.fma(a, b, c)
-        return naive
+    def _make_fma(tiny):
+        @_inline
+        def fma(a, b, c):
+            """fma(a, b, c) as `codegen.support` computes it: one rounding where the product
+            neither overflows nor falls near the subnormals, else `a * b + c`."""
+            prod = a * b
+            naive = prod + c
+            big = abs(prod)
+            if math.isfinite(naive) and math.isfinite(prod) and (big == 0 or big > tiny):
+                return cuda.fma(a, b, c)
+            return naive
 
-    @_inline
-    def fma_float64(a, b, c):
-        prod = a * b
-        naive = prod + c
-        big = abs(prod)
-        if math.isfinite(naive) and math.isfinite(prod) and (big == 0 or big > _TINY64):
-            return cuda.fma(a, b, c)
-        return naive
+        return fma
+
+    fma_float32, fma_float64 = _make_fma(_TINY32), _make_fma(_TINY64)
 
     @_inline
     def round_half_away(x, half):

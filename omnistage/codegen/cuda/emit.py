@@ -278,6 +278,17 @@ class HostDriver(ControlFlowEmitter):
     def body(self):
         return KernelBody(self.program, self.plan, self._names)
 
+    def grid_body(self, out, shape, idx, kernel_base=None):
+        """(kernel name, body) of a kernel writing `out`, opened with a grid-stride loop over
+        the elements of `shape` whose indices are the locals `idx`."""
+        kernel = self.module.kernel_name(kernel_base or out)
+        kb = self.body()
+        kb._use(out)
+        kb.line(f"for _f in range(cuda.grid(1), {int(np.prod(shape, dtype=np.int64))}, cuda.gridsize(1)):")
+        kb.indent += 1
+        kb.unflatten("_f", list(shape), idx)
+        return kernel, kb
+
     def alloc(self, name, aval, comment=""):
         self.line(f"{name} = _cu.empty({_shape(aval)!r}, {_np_dtype(aval.dtype)}){comment}")
 
@@ -474,13 +485,8 @@ class HostDriver(ControlFlowEmitter):
         self.lines.append("    " * depth + f"{out} = _cu.empty({_shape(aval)!r}, {_np_dtype(dt)}){comment}")
         if n == 0:
             return
-        kernel = self.module.kernel_name(out)
-        kb = self.body()
-        kb._use(out)
         oidx = [f"_i{k}" for k in range(aval.ndim)]
-        kb.line(f"for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):")
-        kb.indent += 1
-        kb.unflatten("_f", aval.shape, oidx)
+        kernel, kb = self.grid_body(out, aval.shape, oidx)
         cidx = [f"_c{j}" for j in range(len(lc))]
         nb, nl = len(lb), len(lfree)
         lidx = [oidx[lb.index(d)] if d in lb else oidx[nb + lfree.index(d)] if d in lfree else cidx[lc.index(d)] for d in range(la.ndim)]
@@ -511,13 +517,8 @@ class HostDriver(ControlFlowEmitter):
             piece = self.aval(a)
             n = piece.size
             if n:
-                kernel = self.module.kernel_name(f"{out}_part{j}")
-                kb = self.body()
-                kb._use(out)
                 idx = [f"_i{k}" for k in range(piece.ndim)]
-                kb.line(f"for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):")
-                kb.indent += 1
-                kb.unflatten("_f", piece.shape, idx)
+                kernel, kb = self.grid_body(out, piece.shape, idx, f"{out}_part{j}")
                 target = [f"{i} + {offset}" if k == dim and offset else i for k, i in enumerate(idx)]
                 kb.line(f"{kb.target(out, target)} = {kb.value(a, idx)}")
                 self.finish_kernel(kernel, kb, e, [out])
@@ -613,13 +614,8 @@ def _map_kernel(driver, e, out_aval, element):
     n = out_aval.size
     if n == 0:
         return
-    kernel = driver.module.kernel_name(out)
-    kb = driver.body()
-    kb._use(out)
-    kb.line(f"for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):")
-    kb.indent += 1
     idx = [f"_i{k}" for k in range(out_aval.ndim)]
-    kb.unflatten("_f", out_aval.shape, idx)
+    kernel, kb = driver.grid_body(out, out_aval.shape, idx)
     v = element(kb, idx)
     kb.line(f"{kb.target(out, idx)} = {v}")
     driver.finish_kernel(kernel, kb, e, [out])
@@ -702,14 +698,9 @@ def _emit_scatter(driver, e):
     n = int(np.prod(rest_shape, dtype=np.int64))
     if ua.size == 0 or n == 0 or rows == 0:
         return
-    kernel = driver.module.kernel_name(f"{out}_updates")
-    kb = driver.body()
-    kb._use(out)
     rest = [f"_r{k}" for k in range(len(rest_shape))]
     batch = [f"_b{k}" for k in range(ia.ndim - 1)]
-    kb.line(f"for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):")
-    kb.indent += 1
-    kb.unflatten("_f", rest_shape, rest)
+    kernel, kb = driver.grid_body(out, rest_shape, rest, f"{out}_updates")
     kb.line(f"for _g in range({rows}):")
     kb.indent += 1
     kb.unflatten("_g", list(ia.shape[:-1]), batch)
@@ -766,14 +757,9 @@ def _emit_cumulative(driver, e):
     lines = xa.size // n if n else 0
     if not lines:
         return
-    kernel = driver.module.kernel_name(out)
-    kb = driver.body()
-    kb._use(out)
     others = [d for d in range(xa.ndim) if d != axis]
     idx = [f"_i{d}" for d in range(xa.ndim)]
-    kb.line(f"for _f in range(cuda.grid(1), {lines}, cuda.gridsize(1)):")
-    kb.indent += 1
-    kb.unflatten("_f", [xa.shape[d] for d in others], [idx[d] for d in others])
+    kernel, kb = driver.grid_body(out, [xa.shape[d] for d in others], [idx[d] for d in others])
     first, steps = (n - 1, f"range({n - 2}, -1, -1)") if reverse else (0, f"range(1, {n})")
     at = lambda k: [k if d == axis else idx[d] for d in range(xa.ndim)]  # noqa: E731
     kb.line(f"_acc = {kb.value(x, at(str(first)))}")
