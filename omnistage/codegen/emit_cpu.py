@@ -142,6 +142,14 @@ def _float_key(value, dtype):
     return bits ^ ((bits >> (width - 1)) & ((1 << (width - 1)) - 1))
 
 
+def reduction_parts(em, e):
+    """(operand, axes, operand aval, output name, output aval, output dtype) of a reduction."""
+    (operand,) = e.ins
+    out = e.outs[0]
+    aval = em.program.avals[out]
+    return operand, tuple(e.params["axes"]), em.aval(operand), out, aval, aval.dtype
+
+
 def _vectorizable(prim, dt, size):
     return np.dtype(dt).kind == "f" and prim in VECTOR_STEP and size >= VECTOR_MIN
 
@@ -399,12 +407,7 @@ class Emitter(ControlFlowEmitter):
     def emit_reduce(self, e):
         if e.prim in ("argmax", "argmin"):
             return self.emit_argreduce(e)
-        (operand,) = e.ins
-        axes = tuple(e.params["axes"])
-        x = self.aval(operand)
-        out = e.outs[0]
-        aval = self.program.avals[out]
-        dt = aval.dtype
+        operand, axes, x, out, aval, dt = reduction_parts(self, e)
         init = _reduction_init(e.prim, dt, empty=0 in [x.shape[k] for k in axes])
         n = x.ndim
         kept = [k for k in range(n) if k not in axes]

@@ -326,12 +326,7 @@ class HostDriver(ControlFlowEmitter):
     def emit_reduce(self, e):
         if e.prim in ("argmax", "argmin"):
             return self.emit_argreduce(e)
-        (operand,) = e.ins
-        axes = tuple(e.params["axes"])
-        x = self.aval(operand)
-        out = e.outs[0]
-        aval = self.program.avals[out]
-        dt = aval.dtype
+        operand, axes, x, out, aval, dt = emit_cpu.reduction_parts(self, e)
         comment = _loc_comment(e.stmt)
         kept = [k for k in range(x.ndim) if k not in axes]
         M = int(np.prod([x.shape[k] for k in kept], dtype=np.int64))
