@@ -803,6 +803,12 @@ OPAQUE_KERNELS = {
     **{prim: _emit_cumulative for prim in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")},
 }
 
+# kernels kept in modules of their own (they use the driver above, so they load after it)
+from . import conv_emit, decomp_emit, solve_emit, sort_emit  # noqa: E402
+
+for _rules in (sort_emit, conv_emit, solve_emit, decomp_emit):
+    OPAQUE_KERNELS.update(_rules.KERNELS)
+
 
 def emit_module(program):
     """(module source, entry function name, {kernel: [(dtype, ndim)] of its parameters})."""
