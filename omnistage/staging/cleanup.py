@@ -8,9 +8,11 @@ before compiling.
 import ast
 import copy
 
+import numpy as np
+
 from ..core import primitive as core_primitive
 from .convert import all_names
-from .program import Program, body_refs, eqn, is_eqn, make_stmt
+from .program import Program, body_refs, eqn, is_eqn, make_stmt, name_atom
 
 # Primitives kept even when their results are unused (side effects, e.g. debug printing).
 EFFECTFUL = set()
@@ -18,7 +20,7 @@ EFFECTFUL = set()
 
 def cleanup(program):
     """The passes `jit` runs before code generation."""
-    return dce(cse(simplify(inline_transformation_ops(program))))
+    return dce(cse(reciprocal_divisors(simplify(inline_transformation_ops(program)))))
 
 
 # Statements that return one operand unchanged when the other is this literal:
@@ -131,6 +133,54 @@ class _Substitute(ast.NodeTransformer):
 
     def visit_FunctionDef(self, node):
         return node
+
+
+def reciprocal_divisors(program):
+    """`div(a, broadcast_in_dim(b))` on real floats becomes `mul(a, broadcast_in_dim(div(1, b)))`:
+    one division per element of `b` instead of one per element of `a` (a row softmax divides
+    each row by one sum). XLA's algebraic simplifier makes the same rewrite, so jitted results
+    differ from a true division by at most one rounding, as JAX's do."""
+    from . import literals
+
+    fn = copy.deepcopy(program.fn)
+    avals = dict(program.avals)
+    taken = all_names(fn)
+
+    def fresh(base):
+        name, i = base, 1
+        while name in taken:
+            name, i = f"{base}_{i}", i + 1
+        taken.add(name)
+        return name
+
+    def rewrite_body(body):
+        broadcasts, out = {}, []
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef):
+                rewrite_body(stmt.body)
+            elif is_eqn(stmt):
+                e = eqn(stmt)
+                if e.prim == "broadcast_in_dim":
+                    broadcasts[e.outs[0]] = e
+                source = broadcasts.get(getattr(e.ins[1], "id", None)) if e.prim == "div" else None
+                aval = avals.get(e.outs[0])
+                if source is not None and aval is not None and aval.dtype.kind == "f":
+                    b = source.ins[0]
+                    b_aval = literals.literal_aval(b) if literals.is_literal(b) else avals[b.id]
+                    if b_aval.size < aval.size:
+                        loc = getattr(stmt, "loc", None)
+                        inv, spread = fresh(f"{e.outs[0]}_inv"), fresh(f"{e.outs[0]}_inv_b")
+                        avals[inv], avals[spread] = b_aval, avals[source.outs[0]]
+                        one = literals.literal_ast(np.ones((), aval.dtype))
+                        out.append(make_stmt([inv], "div", [one, b], {}, loc))
+                        out.append(make_stmt([spread], "broadcast_in_dim", [name_atom(inv)], source.params, loc))
+                        out.append(make_stmt(e.outs, "mul", [e.ins[0], name_atom(spread)], {}, loc))
+                        continue
+            out.append(stmt)
+        body[:] = out
+
+    rewrite_body(fn.body)
+    return Program(fn, avals, program.consts, program.debug_name)
 
 
 def cse(program):

@@ -106,3 +106,36 @@ def test_cse_leaves_control_flow_alone_and_renames_its_operands():
     assert _prims(program).count("exp") == 1
     assert np.allclose(float(interpret(program, np.float32(1.0), np.int32(3))[0]), 4 * np.e)
     assert np.isclose(float(omnistage.jit(f)(np.float32(1.0), 3)), 4 * np.e, rtol=1e-6)
+
+
+def test_division_by_a_broadcast_becomes_one_reciprocal_per_divisor_element():
+    from omnistage.staging.cleanup import cleanup, reciprocal_divisors
+
+    def softmax(x):
+        e = jnp.exp(x - x.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    x = np.random.default_rng(0).standard_normal((6, 7)).astype(np.float32)
+    program = omnistage.make_jaxpr(softmax)(x)
+    rewritten = reciprocal_divisors(program).check()
+    divs = [e for e in rewritten.eqns() if e.prim == "div"]
+    assert len(divs) == 1 and rewritten.atom_aval(divs[0].ins[1]).shape == (6,)  # 6 divisions, not 42
+    assert _prims(rewritten)[-1] == "mul" and "div" in _prims(program)  # make_jaxpr shows what was staged
+    e = np.exp(x - x.max(1, keepdims=True))
+    got = interpret(cleanup(program), x)[0]
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), rtol=3e-7)  # a rounding or two apart
+
+
+def test_only_real_float_divisions_by_a_smaller_broadcast_are_rewritten():
+    from omnistage.staging.cleanup import reciprocal_divisors
+
+    cases = [
+        (lambda x, s: x // s, np.arange(6, dtype=np.int32).reshape(2, 3), np.int32(4)),  # integers
+        (lambda x, s: x / s, np.ones((2, 3), np.complex64), np.complex64(2)),  # complex
+        (lambda x, y: x / y, np.ones((2, 3), np.float32), np.full((2, 3), 3, np.float32)),  # no broadcast
+        (lambda x, s: x / s, np.ones((2, 3), np.float32), np.float32(3)),  # a literal divisor: no broadcast
+    ]
+    for f, *args in cases:
+        program = omnistage.make_jaxpr(f)(*args)
+        assert _prims(reciprocal_divisors(program).check()) == _prims(program)
