@@ -6,13 +6,12 @@ dtype, the accumulator starts at zero in that dtype and sums `lhs * rhs` over th
 C order (outer) and the input channels (inner), skipping taps that land in padding or between
 lhs-dilated elements; integers wrap. Window strides, padding (negative crops), lhs/rhs
 dilation, feature and batch groups and any number of spatial dimensions (0 too) are static,
-so they are folded into the index arithmetic. Complex operands work as they are (products and
-sums only); a complex operand with a real output type runs on the host.
+so they are folded into the index arithmetic. Floats agree with the CPU to rounding: both
+compilers may contract the products and sums into fmas. Complex operands work as they are
+(products and sums only); a complex operand with a real output type runs on the host.
 
 `KERNELS` maps a primitive to its rule `rule(driver, e)` (a `HostDriver` and the statement);
 `emit.py` merges it into `OPAQUE_KERNELS`."""
-import numpy as np
-
 from ..emit_cpu import _np_dtype
 
 

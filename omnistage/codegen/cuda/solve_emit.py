@@ -2,7 +2,9 @@
 
 Each reproduces the CPU backend's kernel (`kernels.forward_substitution`,
 `lu_pivots_to_permutation`, `cholesky`, `lu`) step for step, so results agree in value and
-dtype (floats to rounding: the GPU may contract products and sums into fmas):
+dtype (floats to rounding: both backends contract products and sums into fmas where their
+compilers choose, except in lu, whose row updates are explicit fmas like the CPU's, since
+there a rounding can change a pivot):
 
 - triangular_solve: one thread per (batch entry, right-hand side); every flag combination is
   the CPU's "lower-triangular m, solve m x = rhs on the left" rewrite, done here in the index
@@ -35,10 +37,11 @@ def _at(array, batch, *idx):
     return f"{array}[{', '.join(list(batch) + [str(i) for i in idx])}]"
 
 
-def _batch_kernel(driver, e, out, batch, base=None):
-    """(kernel, body, batch index names) of a kernel with one thread per batch entry."""
+def _batch_kernel(driver, out, batch):
+    """(kernel, body, batch index names) of a kernel with one thread per batch entry; the
+    grid-stride loop's `_f` is the entry's flat index."""
     names = [f"_b{k}" for k in range(len(batch))]
-    kernel, kb = driver.grid_body(out, batch, names, base)
+    kernel, kb = driver.grid_body(out, batch, names)
     return kernel, kb, names
 
 
@@ -95,7 +98,11 @@ def _emit_triangular_solve(driver, e):
     bidx = [f"_b{k}" for k in range(len(batch))]
     kernel, kb = driver.grid_body(out, batch + (cols,), bidx + ["_c"])
     conj = p["conjugate_a"] and oa.dtype.kind == "c"
-    m = lambda i, j: (lambda v: f"_cd.conj({v})" if conj else v)(kb.value(a, bidx + list(m_at(i, j))))  # noqa: E731
+
+    def m(i, j):
+        v = kb.value(a, bidx + list(m_at(i, j)))
+        return f"_cd.conj({v})" if conj else v
+
     x = lambda i: _at(out, bidx, *rhs_at(i, "_c"))  # noqa: E731
     # kernels.forward_substitution's order: the dot product from zero, then subtracted
     kb.line(f"for _i in range({n}):")
@@ -119,7 +126,7 @@ def _emit_lu_pivots_to_permutation(driver, e):
     if oa.size == 0:
         return
     batch = tuple(pa.shape[:-1])
-    kernel, kb, bidx = _batch_kernel(driver, e, out, batch)
+    kernel, kb, bidx = _batch_kernel(driver, out, batch)
     perm = lambda i: _at(out, bidx, i)  # noqa: E731
     kb.line(f"for _i in range({size}):")
     kb.line(f"    {perm('_i')} = np.int32(_i)")
@@ -159,7 +166,7 @@ def _emit_lu(driver, e):
     if math.prod(batch) == 0:
         return
     T = _np_dtype(xa.dtype)
-    kernel, kb, bidx = _batch_kernel(driver, e, lu, batch)
+    kernel, kb, bidx = _batch_kernel(driver, lu, batch)
     a = lambda i, j: _at(lu, bidx, i, j)  # noqa: E731
     P = lambda i: _at(perm, bidx, i)  # noqa: E731
     lines = [
@@ -215,10 +222,10 @@ def _emit_cholesky(driver, e):
     wide = _WIDE.get(oa.dtype.name, oa.dtype)
     W, R = _np_dtype(wide), "np.float64"
     cplx = wide.kind == "c"
-    kernel, kb, bidx = _batch_kernel(driver, e, out, batch)
+    kernel, kb, bidx = _batch_kernel(driver, out, batch)
     if wide == oa.dtype:
         L = lambda i, j: _at(out, bidx, i, j)  # noqa: E731
-    else:  # float64 work in a scratch buffer, one (n, n) matrix per thread (`_f`: its flat batch index)
+    else:  # float64 work in a scratch buffer, one (n, n) matrix per thread, at its flat batch index
         work = driver.fresh(f"{out}_wide")
         driver.line(f"{work} = _cu.empty({(B, n, n)!r}, {W})  # the factors before rounding")
         driver._extra(work, (B, n, n), wide)
