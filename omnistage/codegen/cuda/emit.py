@@ -769,11 +769,14 @@ def _emit_cumulative(driver, e):
 
 
 def _emit_bitcast(driver, e):
+    """A device-side view with the new dtype: lax's shapes come from the view's rescaled last
+    axis, reshaped (a narrower type adds a trailing axis of the width ratio, a wider one
+    removes it); literals are uploaded first, like any host-call operand."""
     (x,) = e.ins
     xa, oa = driver.aval(x), driver.program.avals[e.outs[0]]
-    if xa.dtype.itemsize != oa.dtype.itemsize or literals.is_literal(x):
-        return driver.emit_host_call(e)
-    driver.line(f"{e.outs[0]} = _cu.bitcast({x.id}, {_np_dtype(oa.dtype)})  # a view: same bits{_loc_comment(e.stmt)}")
+    note = "same bits" if xa.dtype.itemsize == oa.dtype.itemsize else "same bytes, regrouped"
+    driver.line(f"{e.outs[0]} = _cu.bitcast({driver.operand(x)}, {_np_dtype(oa.dtype)}, {_shape(oa)!r})"
+                f"  # a view: {note}{_loc_comment(e.stmt)}")
 
 
 def _has_unsupported_dtype(driver, e):

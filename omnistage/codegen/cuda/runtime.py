@@ -225,10 +225,28 @@ def store_step(ys, t, y):
         _copy_kernel()[grid(dst.shape[0])](dst, src)
 
 
-def bitcast(array, dtype):
-    """The same bits as `dtype` (equal widths): a view, no copy."""
-    view = array.view(np.dtype(dtype))
-    return cuda.to_device(view) if isinstance(view, np.ndarray) else view  # the simulator's view is a host array
+def bitcast(array, dtype, shape=None):
+    """The same bits as `dtype`, a view on the device (no copy), of device shape `shape`.
+
+    Viewing as a narrower or wider type rescales the last axis (its bytes are regrouped), which
+    the reshape to `shape` turns into lax's extra or dropped trailing axis. Regrouping bytes needs
+    C-contiguous memory, so a strided device array given by the user is first copied densely, on
+    the device."""
+    dtype = np.dtype(dtype)
+    if shape is not None and not int(np.prod(shape)):
+        return empty(shape, dtype)  # no bits to keep (and Numba cannot reshape an empty view)
+    if dtype.itemsize != array.dtype.itemsize and not array.flags["C_CONTIGUOUS"]:
+        cp = _cupy()
+        if cp is not None:
+            array = cp.ascontiguousarray(cp.asarray(array))  # any device array, through its interface
+        else:
+            dense = empty(tuple(array.shape), array.dtype)
+            dense[:] = np.asarray(array) if SIMULATED else array  # Numba: an assignment kernel
+            array = dense
+    view = array.view(dtype)
+    if isinstance(view, np.ndarray):  # a NumPy array given to the simulator
+        view = cuda.to_device(view)
+    return view if shape is None or tuple(view.shape) == tuple(shape) else view.reshape(shape)
 
 
 # --- contractions through cuBLAS -------------------------------------------------------------
