@@ -1,0 +1,309 @@
+"""The CUDA qr, eigh and svd kernels under Numba's CUDA simulator: no host round trip, results
+of the CPU backend (LAPACK in float64, rounded) to tolerance. QR's signs are LAPACK's and
+compared directly; eigenvectors and singular vector pairs are compared up to sign (the only
+freedom where the values are distinct), plus reconstruction and orthogonality."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import omnistage
+import omnistage.numpy as jnp
+from omnistage.codegen.cuda import runtime
+from omnistage.lax import linalg as lax_linalg
+
+pytestmark = pytest.mark.skipif(not runtime.is_usable(), reason="neither a GPU nor Numba's CUDA simulator is usable")
+
+
+def _run(f, *args, backend):
+    out = omnistage.jit(f, backend=backend)(*args)
+    return [np.asarray(o) for o in omnistage.tree_util.tree_leaves(out)]
+
+
+def _both(f, *args):
+    """(cuda results, cpu results) as host arrays, with equal dtypes and shapes."""
+    got, want = _run(f, *args, backend="cuda"), _run(f, *args, backend="cpu")
+    assert [(g.dtype, g.shape) for g in got] == [(w.dtype, w.shape) for w in want]
+    return got, want
+
+
+def _source(f, *args):
+    return omnistage.jit(f, backend="cuda").lower(*args).compile().as_text()
+
+
+def _tol(dtype):
+    return 2e-5 if np.dtype(dtype) == np.float32 else 1e-11
+
+
+def _close(got, want, dtype, scale=1.0):
+    np.testing.assert_allclose(got, want, rtol=_tol(dtype), atol=_tol(dtype) * scale, equal_nan=True)
+
+
+def _columns_up_to_sign(got, want, dtype, axis=-1):
+    """Columns (axis=-1) or rows (axis=-2) of got equal want's, each up to its sign."""
+    if axis == -2:
+        got, want = np.swapaxes(got, -1, -2), np.swapaxes(want, -1, -2)
+    dots = np.sum(got.astype(np.float64) * want, axis=-2, keepdims=True)
+    _close(got * np.where(dots < 0, -1, 1).astype(got.dtype), want, dtype)
+
+
+def _orthonormal_columns(q, dtype):
+    k = q.shape[-1]
+    gram = np.swapaxes(q, -1, -2).astype(np.float64) @ q
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(k), gram.shape), atol=10 * _tol(dtype))
+
+
+def _matrix(shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _symmetric(shape, dtype=np.float32, seed=0):
+    a = _matrix(shape, np.float64, seed)
+    return ((a + np.swapaxes(a, -1, -2)) / 2).astype(dtype)
+
+
+# --- no host round trip; complex on the host ---------------------------------------------------
+
+_ROUND_TRIP_CASES = [
+    ("qr", lambda x: jnp.linalg.qr(x, mode="complete"), (4, 3)),
+    ("qr", lambda x: jnp.linalg.qr(x), (2, 3, 5)),
+    ("eigh", lambda x: jnp.linalg.eigh(x), (2, 3, 3)),
+    ("svd", lambda x: jnp.linalg.svd(x), (3, 5)),
+    ("svd", lambda x: jnp.linalg.svd(x, compute_uv=False), (5, 3)),
+]
+
+
+@pytest.mark.parametrize("prim,f,shape", _ROUND_TRIP_CASES)
+def test_no_host_round_trip(prim, f, shape):
+    text = _source(f, _matrix(shape))
+    assert "runs on the host" not in text and "host_call" not in text
+    # one kernel launch per decomposition: copy in, decompose, round out
+    assert "_dd." in text and text.count("one thread per matrix") == 1
+
+
+@pytest.mark.parametrize("f", [lambda x: jnp.linalg.qr(x), lambda x: jnp.linalg.svd(x)[1],
+                               lambda x: jnp.linalg.eigvalsh(x @ jnp.conj(x.T))])
+def test_complex_operands_still_run_on_the_host(f):
+    x = (_matrix((3, 3)) + 1j * _matrix((3, 3), seed=1)).astype(np.complex64)
+    assert "runs on the host" in _source(f, x)
+    got, want = _both(f, x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+# --- qr ---------------------------------------------------------------------------------------
+
+
+def _check_qr(a, mode):
+    got, want = _both(lambda x: jnp.linalg.qr(x, mode=mode), a)
+    scale = max(1.0, float(np.abs(a).max())) if a.size else 1.0
+    for g, w in zip(got, want):
+        _close(g, w, a.dtype, scale)  # LAPACK's signs: compared directly
+    q, r = got
+    if a.size:
+        _orthonormal_columns(q, a.dtype)
+        np.testing.assert_allclose(q.astype(np.float64) @ r, a, atol=10 * _tol(a.dtype) * scale)
+        assert np.all(np.tril(r, -1) == 0)
+    return q, r
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 6, 2), (1, 1), (1, 4), (4, 1)])
+@pytest.mark.parametrize("mode", ["complete", "reduced"])
+def test_qr_matches_the_cpu_backend(shape, mode):
+    _check_qr(_matrix(shape, seed=sum(shape)), mode)
+
+
+def test_qr_float64(x64):
+    for shape in [(6, 4), (4, 6), (3, 3, 3)]:
+        _check_qr(_matrix(shape, np.float64, seed=1), "complete")
+
+
+def test_qr_rank_deficient_and_zero_columns():
+    a = _matrix((5, 4), seed=3)
+    a[:, 1] = 0
+    a[:, 3] = 0
+    q, r = _check_qr(a, "complete")
+    assert r[1, 1] == 0 and r[3, 3] == 0  # dlarfg's tau = 0: nothing reflected
+    _check_qr(np.zeros((3, 2), np.float32), "complete")
+
+
+def test_qr_of_empty_and_nan_matrices():
+    for shape in [(0, 3), (3, 0), (0, 3, 3), (2, 0, 0)]:
+        for mode in ("complete", "reduced"):
+            _check_qr(np.zeros(shape, np.float32), mode)
+    a = _matrix((2, 3, 3))
+    a[1, 0, 2] = np.nan
+    got, want = _both(lambda x: jnp.linalg.qr(x), a)
+    for g, w in zip(got, want):
+        assert np.isnan(g[1]).all() and not np.isnan(g[0]).any()
+        _close(g, w, a.dtype)
+
+
+# --- eigh -------------------------------------------------------------------------------------
+
+
+def _check_eigh(a, lower=True, symmetrize=True, distinct=True):
+    f = lambda x: lax_linalg.eigh(x, lower=lower, symmetrize_input=symmetrize)  # noqa: E731
+    (v, w), (v_cpu, w_cpu) = _both(f, a)
+    scale = max(1.0, float(np.abs(a).max()))
+    _close(w, w_cpu, a.dtype, scale)
+    assert np.all(np.diff(w, axis=-1) >= 0)  # ascending
+    _orthonormal_columns(v, a.dtype)
+    recon = (v.astype(np.float64) * w[..., None, :]) @ np.swapaxes(v, -1, -2)
+    np.testing.assert_allclose(recon, (v_cpu.astype(np.float64) * w_cpu[..., None, :]) @ np.swapaxes(v_cpu, -1, -2),
+                               atol=20 * _tol(a.dtype) * scale)
+    if distinct:
+        _columns_up_to_sign(v, v_cpu, a.dtype)
+    return v, w
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (5, 5), (3, 4, 4)])
+def test_eigh_matches_the_cpu_backend(shape):
+    _check_eigh(_symmetric(shape, seed=shape[-1]))
+
+
+def test_eigh_float64(x64):
+    _check_eigh(_symmetric((2, 6, 6), np.float64, seed=4))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_eigh_reads_the_triangle_lower_names(lower):
+    a = _matrix((2, 4, 4), seed=5)  # not symmetric: the other triangle must be ignored
+    v, w = _check_eigh(a, lower=lower, symmetrize=False)
+    tri = np.tril(a) if lower else np.triu(a)
+    sym = tri + np.swapaxes(tri, -1, -2) - np.eye(4) * np.diagonal(a, axis1=-2, axis2=-1)[..., None, :]
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(sym), rtol=1e-5, atol=1e-5)
+
+
+def test_eigh_repeated_eigenvalues_and_the_identity():
+    q = np.linalg.qr(_matrix((4, 4), np.float64, seed=6))[0]
+    a = (q * np.array([1.0, 1.0, 1.0, 3.0])) @ q.T
+    _check_eigh(a.astype(np.float32), distinct=False)
+    v, w = _check_eigh(np.eye(3, dtype=np.float32))
+    np.testing.assert_array_equal(v, np.eye(3))
+    np.testing.assert_array_equal(w, np.ones(3))
+    v, w = _check_eigh(np.zeros((3, 3), np.float32), distinct=False)
+    np.testing.assert_array_equal(w, np.zeros(3))
+
+
+def test_eigh_eigenvectors_have_their_largest_component_positive():
+    v, _ = _check_eigh(_symmetric((3, 5, 5), seed=7))
+    cols = np.swapaxes(v, -1, -2).reshape(-1, 5)
+    assert np.all(cols[np.arange(len(cols)), np.argmax(np.abs(cols), axis=1)] > 0)
+
+
+def test_eigh_of_nan_and_empty_matrices():
+    a = _symmetric((3, 3, 3), seed=8)
+    a[0, 1, 1] = np.nan
+    a[2, 0, 2] = np.inf  # the upper triangle, which lower=True does not read: NaN all the same
+    (v, w), (v_cpu, w_cpu) = _both(lambda x: lax_linalg.eigh(x, symmetrize_input=False), a)
+    for g, c in ((v, v_cpu), (w, w_cpu)):
+        assert np.isnan(g[0]).all() and np.isnan(g[2]).all() and not np.isnan(g[1]).any()
+        assert np.array_equal(np.isnan(g), np.isnan(c))
+    for shape in [(0, 0), (0, 3, 3)]:
+        got, want = _both(lambda x: jnp.linalg.eigh(x), np.zeros(shape, np.float32))
+        assert all(g.size == 0 for g in got)
+
+
+# --- svd ------------------------------------------------------------------------------------
+
+
+def _check_svd(a, full_matrices=True, distinct=True):
+    f = lambda x: jnp.linalg.svd(x, full_matrices=full_matrices)  # noqa: E731
+    (u, s, vh), (u_cpu, s_cpu, vh_cpu) = _both(f, a)
+    scale = max(1.0, float(np.abs(a).max())) if a.size else 1.0
+    _close(s, s_cpu, a.dtype, scale)
+    assert np.all(np.diff(s, axis=-1) <= 0) and np.all(s >= 0)
+    if not a.size:
+        _close(u, u_cpu, a.dtype)
+        _close(vh, vh_cpu, a.dtype)
+        return u, s, vh
+    _orthonormal_columns(u, a.dtype)
+    _orthonormal_columns(np.swapaxes(vh, -1, -2), a.dtype)
+    k = s.shape[-1]
+    recon = (u[..., :, :k].astype(np.float64) * s[..., None, :]) @ vh[..., :k, :]
+    np.testing.assert_allclose(recon, a, atol=20 * _tol(a.dtype) * scale)
+    if distinct:
+        _columns_up_to_sign(u[..., :, :k], u_cpu[..., :, :k], a.dtype)
+        _columns_up_to_sign(vh[..., :k, :], vh_cpu[..., :k, :], a.dtype, axis=-2)
+    return u, s, vh
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 4, 2), (1, 3), (3, 1)])
+@pytest.mark.parametrize("full_matrices", [True, False])
+def test_svd_matches_the_cpu_backend(shape, full_matrices):
+    _check_svd(_matrix(shape, seed=sum(shape)), full_matrices)
+
+
+def test_svd_float64(x64):
+    for shape in [(6, 4), (4, 6)]:
+        _check_svd(_matrix(shape, np.float64, seed=2))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_singular_values_alone(shape):
+    a = _matrix((2,) + shape, seed=9)
+    (s,), (s_cpu,) = _both(lambda x: jnp.linalg.svd(x, compute_uv=False), a)
+    _close(s, s_cpu, a.dtype)
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (4, 5)])
+def test_svd_rank_deficient_completes_orthonormal_bases(shape):
+    a = _matrix(shape[:1] + (2,), np.float64, seed=10) @ _matrix((2,) + shape[1:], np.float64, seed=11)
+    u, s, vh = _check_svd(a.astype(np.float32), distinct=False)
+    assert s[2:].max() < 1e-5 * s[0]
+    u, s, vh = _check_svd(np.zeros(shape, np.float32), distinct=False)
+    np.testing.assert_array_equal(u, np.eye(shape[0]))  # LAPACK's identities
+    np.testing.assert_array_equal(vh, np.eye(shape[1]))
+
+
+def test_svd_of_nan_and_empty_matrices():
+    a = _matrix((2, 4, 3), seed=12)
+    a[1, 3, 0] = np.nan
+    got, want = _both(lambda x: jnp.linalg.svd(x), a)
+    for g, w in zip(got, want):
+        assert np.isnan(g[1]).all() and not np.isnan(g[0]).any()
+        assert np.array_equal(np.isnan(g), np.isnan(w))
+    for shape in [(0, 3), (3, 0), (0, 2, 2)]:
+        for full in (True, False):
+            _check_svd(np.zeros(shape, np.float32), full)
+
+
+def test_a_batch_larger_than_the_grid_uses_the_grid_stride_loop():
+    a = _symmetric((40, 3, 3), seed=13)  # the simulator's grid holds 32 threads
+    _check_eigh(a)
+    got, want = _both(lambda x: jnp.linalg.svd(x, compute_uv=False), a)
+    _close(got[0], want[0], a.dtype, 3.0)
+
+
+def test_results_are_deterministic():
+    a = _matrix((3, 4, 4), seed=14)
+    f = lambda x: (jnp.linalg.svd(x), jnp.linalg.eigh(x + jnp.swapaxes(x, -1, -2)), jnp.linalg.qr(x))  # noqa: E731
+    first, second = _run(f, a, backend="cuda"), _run(f, a, backend="cuda")
+    assert all(x.tobytes() == y.tobytes() for x, y in zip(first, second))
+
+
+# --- random small shapes ---------------------------------------------------------------------
+
+
+@settings(max_examples=8, deadline=None)
+@given(batch=st.sampled_from([(), (2,)]), m=st.integers(1, 4), n=st.integers(1, 4),
+       seed=st.integers(0, 2 ** 16), zero_column=st.booleans())
+def test_random_small_matrices_agree_with_numpy(batch, m, n, seed, zero_column):
+    """Against NumPy's LAPACK in float64 (what the CPU backend runs): no CPU compile per shape."""
+    a = _matrix(batch + (m, n), seed=seed)
+    if zero_column:
+        a[..., seed % n] = 0
+    wide = a.astype(np.float64)
+    q, r = _run(lambda x: jnp.linalg.qr(x, mode="complete"), a, backend="cuda")
+    q64, r64 = np.linalg.qr(wide, mode="complete")
+    _close(q, q64, a.dtype, 3.0)
+    _close(r, r64, a.dtype, 3.0)
+    u, s, vh = _run(lambda x: jnp.linalg.svd(x, full_matrices=False), a, backend="cuda")
+    _close(s, np.linalg.svd(wide, compute_uv=False), a.dtype, 3.0)
+    np.testing.assert_allclose((u.astype(np.float64) * s[..., None, :]) @ vh, wide, atol=1e-4)
+    sym = _symmetric(batch + (m, m), seed=seed)
+    v, w = _run(lambda x: lax_linalg.eigh(x, symmetrize_input=False), sym, backend="cuda")
+    _close(w, np.linalg.eigvalsh(sym.astype(np.float64)), a.dtype, 3.0)
+    _orthonormal_columns(v, a.dtype)
+    np.testing.assert_allclose((v.astype(np.float64) * w[..., None, :]) @ np.swapaxes(v, -1, -2), sym, atol=1e-4)
