@@ -188,7 +188,7 @@ JVP["abs"], VJP["abs"] = _abs_jvp, _abs_vjp
 
 # --- locally constant ----------------------------------------------------------------------------
 
-for _name in ("floor", "ceil", "round", "round_away", "sign", "nextafter", "stop_gradient"):
+for _name in ("floor", "ceil", "round", "round_away", "sign", "nextafter", "stop_gradient", "threefry2x32"):
     def_zero(_name)
 
 

@@ -637,6 +637,7 @@ class _RowGroup:
         em = self.em
         pad = "    " * em.indent
         members = [self._row_buffer(m) if len(self.members) > 1 else m for m in self.members]
+        members = self._scalar_rows(members)
         for _, alloc, _, _ in members:
             em.lines.extend(alloc)
         em.lines.append(f"{pad}for _i0 in range({self.extent}):")
@@ -660,6 +661,50 @@ class _RowGroup:
             b[:] = [re.sub(rf"\b{re.escape(name)}\[_i0, ", f"{name}[", line) for line in b]
         return name, new_alloc, body, e
 
+    def _scalar_rows(self, members):
+        """Row buffers of at most TINY_ROW elements (a vmapped PRNG key's 2 words) become one
+        scalar local per element, and the short loops over them are unrolled: Numba types
+        and lowers every array access separately and LLVM's SROA is superlinear in them, so a
+        vmapped threefry's dozens of 2-element rows cost seconds of compile time as arrays."""
+        tiny = {}
+        for name, alloc, _, e in members:
+            aval = self.em.program.avals[name]
+            if len(alloc) == 1 and alloc[0].endswith("  # one row") and 0 < int(np.prod(aval.shape[1:])) <= TINY_ROW:
+                tiny[name] = aval.dtype
+        if not tiny:
+            return members
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, tiny)) + r")\[")
+        bodies = [_unroll_loops_over(body, pattern, self.em.fresh) for _, _, body, _ in members]
+        text = "\n".join(line for body in bodies for line in body)
+        constant = {n for n in tiny if re.findall(rf"\b{re.escape(n)}\[", text)
+                    == re.findall(rf"\b{re.escape(n)}\[(?=[\d, ]+\])", text)}
+        scalars = {}
+
+        def local(m):
+            key = (m.group(1), m.group(2))
+            if key not in scalars:
+                digits = re.findall(r"\d+", m.group(2))
+                scalars[key] = self.em.fresh(m.group(1) + "_" + "_".join(digits))
+            return scalars[key]
+
+        element = re.compile(r"\b(" + "|".join(map(re.escape, constant)) + r")\[([\d, ]+)\]") if constant else None
+        out = []
+        for (name, alloc, _, e), body in zip(members, bodies):
+            if element is not None:
+                body = [self._scalar_line(line, element, local, tiny) for line in body]
+            out.append((name, [] if name in constant else alloc, body, e))
+        return out
+
+    def _scalar_line(self, line, element, local, dtypes):
+        store = re.match(r"^(\s*)(\w+)\[([\d, ]+)\] = (.*?)(  # .*)?$", line)
+        if store and element.fullmatch(f"{store.group(2)}[{store.group(3)}]"):
+            target = element.sub(local, f"{store.group(2)}[{store.group(3)}]")
+            value = element.sub(local, store.group(4))
+            # an array store converts to the array's dtype; a local keeps the value's (Numba
+            # widens small integers), so the conversion is written out
+            return f"{store.group(1)}{target} = {self.em.scalar(value, dtypes[store.group(2)])}{store.group(5) or ''}"
+        return element.sub(local, line)
+
     def _used_only_here(self, name):
         inside = {id(m[3].stmt) for m in self.members}
         plan = self.em.plan
@@ -673,6 +718,60 @@ class _RowGroup:
                     yield user
 
         return all(id(u.stmt) in inside for u in final_users(name))
+
+
+TINY_ROW = 4  # row buffers up to this many elements become scalar locals
+_ASSIGNED_LOCAL = re.compile(r"^\s*(\w+) = ")
+_SHORT_LOOP = re.compile(r"^(\s*)for (_i\d+) in range\((\d+)\):$")
+
+
+def _unroll_loops_over(lines, touches, fresh):
+    """`lines` with every loop of at most TINY_ROW iterations whose body matches `touches`
+    replaced by one copy of its body per iteration (the loop variable a constant). Each copy
+    gets its own names (`fresh`) for the locals it assigns: a name assigned twice costs
+    Numba an SSA reconstruction that grows with the function's size."""
+    out, i = [], 0
+    while i < len(lines):
+        m = _SHORT_LOOP.match(lines[i])
+        if not m or int(m.group(3)) > TINY_ROW:
+            out.append(lines[i])
+            i += 1
+            continue
+        pad, var, n = m.group(1), m.group(2), int(m.group(3))
+        j = i + 1
+        while j < len(lines) and len(lines[j]) - len(lines[j].lstrip()) > len(pad):
+            j += 1
+        body = lines[i + 1:j]
+        if not any(touches.search(line) for line in body):
+            out.extend(lines[i:j])
+        else:
+            body = [line[4:] for line in body]
+            assigned = _defined_before_use(body)
+            for k in range(n):
+                copy = [re.sub(rf"\b{var}\b", str(k), line) for line in body]
+                if assigned and k:
+                    names = {a: fresh(a) for a in assigned}
+                    local = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+                    copy = [local.sub(lambda m: names[m.group(1)], line) for line in copy]
+                out.extend(_unroll_loops_over(copy, touches, fresh))
+        i = j
+    return out
+
+
+def _defined_before_use(body):
+    """Locals `body` assigns before any read of them: not carried from one iteration to the
+    next (a reduction's `_acc = _acc + ...` is), so each unrolled copy may rename them."""
+    first = {}
+    for i, line in enumerate(body):
+        m = _ASSIGNED_LOCAL.match(line)
+        if m and m.group(1) not in first:
+            first[m.group(1)] = i
+    ok = set()
+    for name, at in first.items():
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        if not any(word.search(line) for line in body[:at]) and not word.search(body[at].split(" = ", 1)[1]):
+            ok.add(name)
+    return ok
 
 
 def _reads_only_row(body, name):

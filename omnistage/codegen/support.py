@@ -387,3 +387,45 @@ def empty(typingctx, shape, dtype):
         return ary._getvalue()
 
     return arrtype(shape, dtype), codegen
+
+
+# --- threefry2x32: one compiled function, not a hundred inlined statements ------------------
+
+
+@_jit
+def _rotate_left32(x, d):
+    return np.uint32(np.uint32(x << np.uint32(d)) | np.uint32(x >> np.uint32(32 - d)))
+
+
+@_jit
+def _four_rounds(x0, x1, r0, r1, r2, r3):
+    x0 = np.uint32(x0 + x1)
+    x1 = np.uint32(x0 ^ _rotate_left32(x1, r0))
+    x0 = np.uint32(x0 + x1)
+    x1 = np.uint32(x0 ^ _rotate_left32(x1, r1))
+    x0 = np.uint32(x0 + x1)
+    x1 = np.uint32(x0 ^ _rotate_left32(x1, r2))
+    x0 = np.uint32(x0 + x1)
+    x1 = np.uint32(x0 ^ _rotate_left32(x1, r3))
+    return x0, x1
+
+
+@numba.njit(nogil=True, cache=True)
+def threefry2x32(k1, k2, x1, x2):
+    """The threefry2x32 primitive on uint32 scalars: (y1, y2), as `random._threefry`'s
+    NumPy implementation. Compiled once and cached, not inlined into Numba's IR: each call
+    site costs one call to type, and LLVM still inlines it into the loop."""
+    k1, k2 = np.uint32(k1), np.uint32(k2)
+    k3 = np.uint32(k1 ^ k2 ^ np.uint32(0x1BD11BDA))
+    x0, x1 = np.uint32(x1 + k1), np.uint32(x2 + k2)
+    x0, x1 = _four_rounds(x0, x1, 13, 15, 26, 6)
+    x0, x1 = np.uint32(x0 + k2), np.uint32(x1 + k3 + np.uint32(1))
+    x0, x1 = _four_rounds(x0, x1, 17, 29, 16, 24)
+    x0, x1 = np.uint32(x0 + k3), np.uint32(x1 + k1 + np.uint32(2))
+    x0, x1 = _four_rounds(x0, x1, 13, 15, 26, 6)
+    x0, x1 = np.uint32(x0 + k1), np.uint32(x1 + k2 + np.uint32(3))
+    x0, x1 = _four_rounds(x0, x1, 17, 29, 16, 24)
+    x0, x1 = np.uint32(x0 + k2), np.uint32(x1 + k3 + np.uint32(4))
+    x0, x1 = _four_rounds(x0, x1, 13, 15, 26, 6)
+    x0, x1 = np.uint32(x0 + k3), np.uint32(x1 + k1 + np.uint32(5))
+    return x0, x1

@@ -1,7 +1,6 @@
 """Keys and raw bits: the threefry2x32 counter-based PRNG, exactly as JAX's default.
 
-Owns: the Threefry-2x32 hash (20 rounds, Salmon et al. 2011) written with lax operations on
-uint32, key construction from seeds (`PRNGKey`, `key`), `split`, `fold_in`, `bits`, and
+Owns: key construction from seeds (`PRNGKey`, `key`), `split`, `fold_in`, `bits`, and
 key validation. Imports core and lax only; nothing here touches NumPy on traced values.
 
 Matches JAX's defaults as of JAX 0.4.x-0.10 (checked against jax/jaxlib 0.10.2):
@@ -27,9 +26,8 @@ from ..core import dtypes
 from ..core.config import config
 from ..core.tracer import Tracer
 from ..lax._rules import to_operand
+from ._threefry import threefry2x32
 
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_KEY_PARITY = 0x1BD11BDA  # Threefry's key-schedule constant
 _UINT_DTYPES = {8: np.dtype("uint8"), 16: np.dtype("uint16"), 32: np.dtype("uint32"), 64: np.dtype("uint64")}
 
 
@@ -38,31 +36,7 @@ def _u32(v):
 
 
 # --- the hash --------------------------------------------------------------------------
-
-
-def _rotate_left(x, d):
-    return lax.bitwise_or(lax.shift_left(x, _u32(d)), lax.shift_right_logical(x, _u32(32 - d)))
-
-
-def _mix(x0, x1, rotation):
-    x0 = lax.add(x0, x1)
-    return x0, lax.bitwise_xor(x0, _rotate_left(x1, rotation))
-
-
-def threefry2x32(k1, k2, x1, x2):
-    """Threefry-2x32 of the counter pairs (x1, x2) under the key (k1, k2), all uint32.
-
-    Rank-0 operands broadcast, so a scalar high counter word costs nothing.
-    Returns the two uint32 output words."""
-    ks = (k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _u32(_KEY_PARITY)))
-    x0, x1 = lax.add(x1, ks[0]), lax.add(x2, ks[1])
-    for i in range(5):
-        for r in _ROTATIONS[i % 2]:
-            x0, x1 = _mix(x0, x1, r)
-        # key injection after every four rounds, with the injection counter i + 1
-        x0 = lax.add(x0, ks[(i + 1) % 3])
-        x1 = lax.add(lax.add(x1, ks[(i + 2) % 3]), _u32(i + 1))
-    return x0, x1
+# `threefry2x32` is a primitive of its own (`_threefry`): one statement per hash.
 
 
 def _key_words(key):

@@ -1,5 +1,5 @@
 """Batching rules of elementwise primitives (arithmetic, comparisons, conversions, select_n,
-stop_gradient, fma).
+stop_gradient, fma, threefry2x32).
 
 lax's elementwise operands have equal shapes, rank-0 operands broadcasting. The rule keeps
 the batch axis where the operands already agree on it (no transpose for `x * y` with both
@@ -73,3 +73,11 @@ def _bitcast_convert_type(args, dims, *, new_dtype):
 
 
 BATCH["bitcast_convert_type"] = _bitcast_convert_type
+
+
+def _threefry2x32(args, dims):
+    aligned, target = align_elementwise(args, dims)
+    return list(bind("threefry2x32", *aligned)), [target, target]
+
+
+BATCH["threefry2x32"] = _threefry2x32

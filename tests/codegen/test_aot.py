@@ -63,7 +63,7 @@ def run(table):
 run(SUPPORTED)
 out["numba_after_supported"] = "numba" in sys.modules
 run(UNSUPPORTED)
-aot.wait_for_builds()
+aot.wait_for_builds(timeout=240)  # a loaded machine builds slowly; the child has 300 s
 np.savez(sys.argv[1], **arrays)
 print(json.dumps(out))
 '''

@@ -270,3 +270,30 @@ def test_complex_max_min_reductions_are_lexicographic_like_the_interpreter(reduc
         got = np.asarray(omnistage.jit(f)(z))
         want = np.asarray(omnistage.jit(f, backend="interpreter")(z))
         assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 5])
+def test_tiny_rows_become_scalar_locals_and_wider_rows_stay_buffers(width):
+    def f(x):
+        y = jnp.sin(x) * 2.0  # two consumers in one row group: a row buffer
+        z = y.sum(1, keepdims=True) + jnp.cos(y)  # a reduction carried across the unrolled row
+        return z.max(1), (z * y).sum(1), z
+
+    x = np.random.default_rng(1).standard_normal((6, width)).astype(np.float32)
+    src = _source(f, x)
+    if width <= 4:
+        assert "# one row" not in src, src
+        assert all(f"y_{k} = np.float32(" in src for k in range(width)), src
+        # each unrolled copy has names of its own: Numba's SSA pass pays for redefinitions
+        body = src.split("def f(")[-1]
+        assigned = re.findall(r"^\s*(\w+) = ", body, re.M)
+        redefined = {a for a in assigned if assigned.count(a) > 1 and not a.startswith("_acc")}
+        assert not redefined, redefined
+    else:
+        assert "# one row" in src and "for _i1 in range(5):" in src
+    _same(f, x)
+    y = np.sin(x) * np.float32(2)
+    z = y.sum(1, keepdims=True) + np.cos(y)
+    got = [np.asarray(v) for v in omnistage.jit(f)(x)]
+    np.testing.assert_allclose(got[0], z.max(1), rtol=1e-6)
+    np.testing.assert_allclose(got[1], (z * y).sum(1), rtol=1e-5)
