@@ -224,3 +224,10 @@ def _install_support_helpers():
 
 
 _install_support_helpers()
+
+if not SIMULATED:
+    # compiled once on the CPU, but a kernel cannot call a separately compiled function
+    # without the driver: inlined into each kernel instead
+    from .. import support as _support
+
+    threefry2x32 = _inline(_support.threefry2x32.py_func)

@@ -779,6 +779,24 @@ def _emit_bitcast(driver, e):
                 f"  # a view: {note}{_loc_comment(e.stmt)}")
 
 
+def _emit_threefry(driver, e):
+    """One thread per element computing both output words (rank-0 operands broadcast)."""
+    o0, o1 = e.outs
+    aval = driver.program.avals[o0]
+    comment = _loc_comment(e.stmt)
+    driver.alloc(o0, aval, comment)
+    driver.alloc(o1, aval, comment)
+    if aval.size == 0:
+        return
+    idx = [f"_i{k}" for k in range(aval.ndim)]
+    kernel, kb = driver.grid_body(o0, aval.shape, idx)
+    kb._use(o1)
+    args = [kb.value(a, idx if driver.aval(a).ndim else []) for a in e.ins]
+    kb.line(f"{kb.target(o0, idx)}, {kb.target(o1, idx)} = _cd.threefry2x32({', '.join(args)})")
+    driver.finish_kernel(kernel, kb, e, [o0, o1])
+    driver.launch(kernel, f"_cu.grid({aval.size})", kb)
+
+
 def _has_unsupported_dtype(driver, e):
     avals = [driver.program.avals[o] for o in e.outs] + [driver.aval(a) for a in e.ins]
     return any(np.dtype(a.dtype).name in CUDA_UNSUPPORTED_DTYPES for a in avals)
@@ -803,6 +821,7 @@ OPAQUE_KERNELS = {
     "pad": _emit_pad,
     **{prim: _emit_scatter for prim in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")},
     "bitcast_convert_type": _emit_bitcast,
+    "threefry2x32": _emit_threefry,
     **{prim: _emit_cumulative for prim in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")},
 }
 
