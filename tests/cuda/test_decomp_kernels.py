@@ -269,6 +269,20 @@ def test_svd_of_nan_and_empty_matrices():
             _check_svd(np.zeros(shape, np.float32), full)
 
 
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 1e-310])
+def test_huge_tiny_and_subnormal_entries(x64, scale):
+    """No overflow or underflow in squares (Jacobi scales by a power of two; QR rescales a
+    tiny Householder beta as dlarfg does)."""
+    a = _matrix((4, 3), np.float64, seed=15) * scale
+    sym = _symmetric((3, 3), np.float64, seed=15) * scale
+    for f, x in [(lambda x: jnp.linalg.qr(x, mode="complete"), a),
+                 (lambda x: jnp.linalg.svd(x, compute_uv=False), a), (jnp.linalg.eigvalsh, sym)]:
+        got, want = _both(f, x)
+        for g, w in zip(got, want):
+            assert np.isfinite(g).all()
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10 * np.abs(w).max())
+
+
 def test_a_batch_larger_than_the_grid_uses_the_grid_stride_loop():
     a = _symmetric((40, 3, 3), seed=13)  # the simulator's grid holds 32 threads
     _check_eigh(a)

@@ -39,6 +39,8 @@ SIMULATED = bool(_numba_config.ENABLE_CUDASIM)
 _EPS = 2.0 ** -52
 _MAX_SWEEPS = 60  # Jacobi converges quadratically (about 6-12 sweeps); this only bounds bad cases
 _HUGE = 2.0 ** 500  # beyond this |x|, 1 + x * x is not formed (it would overflow)
+_SAFMIN = 2.0 ** -969  # LAPACK's dlamch('S') / dlamch('E'): dlarfg rescales below it
+_RSAFMIN = 2.0 ** 969
 
 
 def _device(fn):
@@ -129,14 +131,42 @@ def scale_to_unit(a, rows, cols):
     if big == 0.0:
         return 0
     e = math.frexp(big)[1]
-    factor = math.ldexp(1.0, -e)
     for i in range(rows):
         for j in range(cols):
-            a[i, j] = a[i, j] * factor
+            a[i, j] = math.ldexp(a[i, j], -e)  # not times 2**-e: that overflows for subnormal big
     return e
 
 
 # --- qr ------------------------------------------------------------------------------------------
+
+
+@_device
+def _householder(a, i, m):
+    """dlarfg on a[i:m, i]: beta into a[i, i], the reflector's vector (leading 1 implied) into
+    a[i+1:m, i]; returns tau. A tiny beta is computed on the column scaled up, as LAPACK does,
+    so that 1 / (alpha - beta) does not overflow."""
+    alpha = a[i, i]
+    xnorm = _column_norm(a, i, i + 1, m)
+    if xnorm == 0.0:
+        return 0.0
+    beta = -math.copysign(math.hypot(alpha, xnorm), alpha)
+    knt = 0
+    while math.fabs(beta) < _SAFMIN and knt < 20:
+        knt += 1
+        for r in range(i + 1, m):
+            a[r, i] = a[r, i] * _RSAFMIN
+        alpha *= _RSAFMIN
+        beta *= _RSAFMIN
+    if knt > 0:
+        beta = -math.copysign(math.hypot(alpha, _column_norm(a, i, i + 1, m)), alpha)
+    t = (beta - alpha) / beta
+    scale = 1.0 / (alpha - beta)
+    for r in range(i + 1, m):
+        a[r, i] = a[r, i] * scale
+    for _ in range(knt):
+        beta *= _SAFMIN
+    a[i, i] = beta
+    return t
 
 
 @_device
@@ -145,16 +175,7 @@ def qr_factor(a, tau):
     leading 1 implied); tau (min(m, n),) their scalars (dlarfg's conventions)."""
     m, n = a.shape[0], a.shape[1]
     for i in range(tau.shape[0]):
-        alpha = a[i, i]
-        xnorm = _column_norm(a, i, i + 1, m)
-        t = 0.0
-        if xnorm != 0.0:
-            beta = -math.copysign(math.hypot(alpha, xnorm), alpha)
-            t = (beta - alpha) / beta
-            scale = 1.0 / (alpha - beta)
-            for r in range(i + 1, m):
-                a[r, i] = a[r, i] * scale
-            a[i, i] = beta
+        t = _householder(a, i, m)
         tau[i] = t
         if t != 0.0:  # a[i:, i+1:] := (I - t u u^T) a[i:, i+1:], u = [1, a[i+1:, i]] (dlarf)
             for j in range(i + 1, n):
