@@ -18,7 +18,8 @@ def _run(code_or_module, *, module=False, timeout=300):
 
 
 def test_every_generated_kernel_compiles_to_ptx_for_sm90():
-    result = _run("tests.cuda.ptx_check", module=True)
+    # ~400 kernels: about two minutes on a quiet 2-core machine, more on a loaded one
+    result = _run("tests.cuda.ptx_check", module=True, timeout=900)
     out = result.stdout.strip()
     if out.startswith("SKIP:"):
         pytest.skip(out[len("SKIP: "):])
