@@ -60,9 +60,6 @@ class _Kernel:
             ndim = len(driver._extra_avals[buffer].shape) - 1
             self.kb.line(f"{local} = {buffer}[{', '.join([':'] * ndim + ['_f'])}]")
 
-    def line(self, text):
-        self.kb.line(text)
-
     def guarded(self, condition, then, otherwise):
         """The per-matrix phases `then` where `condition` holds (a finite matrix), else the
         NaN fill `otherwise`."""
