@@ -177,15 +177,21 @@ def qr_factor(a, tau):
     for i in range(tau.shape[0]):
         t = _householder(a, i, m)
         tau[i] = t
-        if t != 0.0:  # a[i:, i+1:] := (I - t u u^T) a[i:, i+1:], u = [1, a[i+1:, i]] (dlarf)
-            for j in range(i + 1, n):
-                dot = a[i, j]
-                for r in range(i + 1, m):
-                    dot += a[r, i] * a[r, j]
-                dot *= t
-                a[i, j] -= dot
-                for r in range(i + 1, m):
-                    a[r, j] -= dot * a[r, i]
+        if t != 0.0:
+            _reflect_columns(a, i, t, a, n, m)
+
+
+@_device
+def _reflect_columns(a, i, t, x, last, m):
+    """x[i:, i+1:last] := (I - t u u^T) x[i:, i+1:last], u = [1, a[i+1:, i]] (dlarf); x may be a."""
+    for j in range(i + 1, last):
+        dot = x[i, j]
+        for r in range(i + 1, m):
+            dot += a[r, i] * x[r, j]
+        dot *= t
+        x[i, j] -= dot
+        for r in range(i + 1, m):
+            x[r, j] -= dot * a[r, i]
 
 
 @_device
@@ -198,14 +204,7 @@ def qr_form_q(a, tau, q):
             q[i, j] = 1.0 if i == j else 0.0
     for i in range(tau.shape[0] - 1, -1, -1):
         t = tau[i]
-        for j in range(i + 1, c):  # q[i:, i+1:] := H_i q[i:, i+1:]
-            dot = q[i, j]
-            for r in range(i + 1, m):
-                dot += a[r, i] * q[r, j]
-            dot *= t
-            q[i, j] -= dot
-            for r in range(i + 1, m):
-                q[r, j] -= dot * a[r, i]
+        _reflect_columns(a, i, t, q, c, m)
         for r in range(i + 1, m):  # column i is H_i e_i
             q[r, i] = -t * a[r, i]
         q[i, i] = 1.0 - t

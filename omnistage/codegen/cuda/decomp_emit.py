@@ -98,10 +98,7 @@ class _Kernel:
     def finish(self, batch_size, note):
         driver, kb = self.driver, self.kb
         driver.finish_kernel(self.name, kb, self.e, list(self.e.outs))
-        # the kernel calls the per-matrix routines of decomp_device: its module needs the import
-        module = driver.module
-        name, source = module.kernels[-1]
-        module.kernels[-1] = (name, f"{_IMPORT}\n\n\n{source}")
+        driver.module.require(_IMPORT)  # the kernel calls decomp_device's per-matrix routines
         driver.launch(self.name, f"_cu.grid({batch_size})", kb, f"  # one thread per matrix: {note}")
 
 

@@ -218,6 +218,7 @@ class CudaModule:
         self.kernels = []  # (name, source)
         self.kernel_params = {}  # kernel name -> [(dtype name, ndim)] for PTX checks
         self.functions = []
+        self.imports = []  # extra import lines kernels asked for (`require`)
         self._emitted = set()
         self._kernel_names = set()
         for c in self.program.consts.values():
@@ -236,6 +237,11 @@ class CudaModule:
         self.kernels.append((name, "\n".join(head + body_lines)))
         self.kernel_params[name] = [(np.dtype(a.dtype).name, max(a.ndim, 1)) for a in param_avals]
 
+    def require(self, import_line):
+        """Have the module header import something a kernel calls (device routines)."""
+        if import_line not in self.imports:
+            self.imports.append(import_line)
+
     def body_function(self, ref):
         name = str(ref)
         if name not in self._emitted:
@@ -251,6 +257,7 @@ class CudaModule:
             "from numba import cuda",
             "from omnistage.codegen.cuda import device_support as _cd",
             "from omnistage.codegen.cuda import runtime as _cu",
+            *self.imports,
             "",
             "_TPB = _cu.THREADS_PER_BLOCK  # threads per block (a power of two)",
         ]
