@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import primitive as core_primitive
 from .convert import all_names
+from .naming import Namer
 from .program import Program, body_refs, eqn, is_eqn, make_stmt, name_atom
 
 # Primitives kept even when their results are unused (side effects, e.g. debug printing).
@@ -144,14 +145,7 @@ def reciprocal_divisors(program):
 
     fn = copy.deepcopy(program.fn)
     avals = dict(program.avals)
-    taken = all_names(fn)
-
-    def fresh(base):
-        name, i = base, 1
-        while name in taken:
-            name, i = f"{base}_{i}", i + 1
-        taken.add(name)
-        return name
+    fresh = Namer(all_names(fn)).fresh
 
     def rewrite_body(body):
         broadcasts, out = {}, []
