@@ -51,11 +51,12 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import warnings
 
 import numpy as np
 
-from . import disk_cache
+from . import disk_cache, parallel
 
 FORMAT = 1
 SYMBOL = "omnistage_aot_main"
@@ -342,7 +343,8 @@ def _cpu_text():
 @functools.lru_cache(maxsize=None)
 def toolchain_key():
     """What machine code depends on, computed without importing Numba or llvmlite."""
-    numba_env = sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_"))
+    # NUMBA_* and OMNISTAGE_PARALLEL decide what code is emitted (threads, parallel loops)
+    numba_env = sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_") or k == "OMNISTAGE_PARALLEL")
     return "\0".join([
         str(FORMAT), sys.version, getattr(sys, "abiflags", ""), platform.machine(), np.__version__,
         _package_version_text("numba"), _package_version_text("llvmlite"), _cpu_text(), repr(numba_env),
@@ -433,9 +435,16 @@ def known_unsupported(program):
 class AotProgram:
     """A Program run from its ahead-of-time library, without Numba. Same generated code as
     NumbaProgram (same module, same LLVM optimization), so the same results; if the kernel
-    reports an error, the call is repeated on the Numba path, which raises it properly."""
+    reports an error, the call is repeated on the Numba path, which raises it properly.
+
+    A library is always the serial build. When the module has parallel loops, the process moves
+    to the Numba path (Numba's cached machine code, parallel loops and all) once its calls have
+    taken TIER_UP_S in total: about what loading Numba costs, so a process that calls little
+    never pays it, and one that calls a lot pays at most twice what it would have paid had it
+    known from the start (the rent-or-buy rule)."""
 
     backend = "numba_cpu"
+    TIER_UP_S = 0.6
 
     def __init__(self, program, lib, record):
         self.program = program
@@ -450,8 +459,12 @@ class AotProgram:
         self._consts = [np.ascontiguousarray(c) for c in program.consts.values()]
         self._slots = ctypes.c_void_p * (len(ins) + len(outs))
         self._numba = None
+        self._serial_s = 0.0 if record.get("parallel") else None  # time spent in the serial build
 
     def __call__(self, *args):
+        if self._serial_s is not None and self._serial_s > self.TIER_UP_S:
+            return self._numba_program()(*args)
+        start = time.perf_counter() if self._serial_s is not None else 0.0
         ins = [_c_buffer(a, dt) for a, dt in zip(args, self._in_dtypes)]
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
         slots = self._slots(*[a.__array_interface__["data"][0] for a in (*ins, *self._consts, *outs)])
@@ -461,6 +474,8 @@ class AotProgram:
             status = -1
         if status != 0:  # the Numba path raises the error properly
             return self._numba_program()(*args)
+        if self._serial_s is not None:
+            self._serial_s += time.perf_counter() - start
         return tuple(outs)
 
     def _numba_program(self):
@@ -633,7 +648,10 @@ def build(request, work):
     source = _cached_source(request["module"])
     if source is None or disk_cache.module_name(source) != request["module"]:
         raise RuntimeError(f"the cached module {request['module']} is missing or stale")
-    module = disk_cache._execute(request["module"], disk_cache._with_header(source), None, None)
+    # parallel loops need Numba's threading library, which only Numba can load: the library is
+    # the serial build (without the `parallel` option a prange is a range)
+    serial = source.replace(", " + parallel.NJIT_OPTION, "")
+    module = disk_cache._execute(request["module"], disk_cache._with_header(serial), None, None)
     ins, outs = request["signature"]
     cres = _compile_entry(getattr(module, request["entry"]), ins)
     obj, python_api = _object_code(cres, ins, outs)
@@ -643,7 +661,7 @@ def build(request, work):
     return {
         "format": FORMAT, "key": request["key"], "module": request["module"], "library": name,
         "sha256": _file_sha256(published), "toolchain": disk_cache.toolchain_fingerprint(),
-        "python_api": python_api,
+        "python_api": python_api, "parallel": serial != source,
     }
 
 

@@ -11,25 +11,15 @@ import re
 import numpy as np
 
 from ..staging import literals
-from . import index_maps, scalar_rules
+from . import index_maps, parallel, scalar_rules
 from ..staging.program import eqn
 from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
 
 FASTMATH = "{'contract'}"  # FMA contraction only: keeps NaN/inf semantics (no nnan/ninf)
 
-# Parallel loops: none are emitted (no prange, no parallel=True), so Numba never starts a
-# thread pool and the only threads are OpenBLAS's inside contractions: nothing oversubscribes.
-# Measured on the 2-core shared machine this was written on (selu on float32, the fused loop
-# with exp_float32, serial @njit vs the same loop under prange, 2 threads, medians of 7):
-#   2026-11 (session 1, load ~1): prange 4-6x slower at 1M-10M elements.
-#   2026-11 (session 2, load ~9 from other jobs):
-#     workqueue  1e5: 3.3x slower   1e6: 0.12x (one lucky sample set)   1e7: 1.4x slower
-#     omp        1e5: 210x slower   1e6: 28x slower                     1e7: 1.3x slower
-#     tbb        not installed (pip install tbb; no new dependencies here)
-# A second thread only pays when a core is idle, which on this machine it mostly is not, and
-# OpenMP's spinning workers make a busy machine far worse. Revisit with a size threshold
-# measured on the target machine (and numba.set_num_threads <= idle cores) if that changes.
+# Parallel loops: `parallel.py` turns big, independent top-level loops of the entry function
+# into prange loops after the body is written (thresholds and measurements there).
 
 
 def kind_of(prim):
@@ -579,6 +569,10 @@ class Emitter(ControlFlowEmitter):
         p = self.program
         args = ", ".join(p.in_names + self.module.const_names)
         options = "cache=_OMNISTAGE_CACHED, nogil=True, fastmath=" + FASTMATH + ", error_model='numpy', boundscheck=False"
+        if self.entry and parallel.enabled():
+            self.lines, threaded = parallel.parallelize(self.lines)
+            if threaded:
+                options += ", " + parallel.NJIT_OPTION
         head = [f"@numba.njit({options})", f"def {p.name}({args}):"]
         return "\n".join(head + self.lines)
 

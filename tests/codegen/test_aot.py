@@ -43,6 +43,8 @@ SUPPORTED = {
     "closure_const": (lambda v: v[:3].astype(jnp.float64) * jnp.asarray(c), (x,)),
     "fori_loop": (fori, (np.int32(37), x)),
     "sort": (lambda x: jnp.sort(x[::-1]), (x,)),
+    # parallel loops in the Numba build; the library is the serial build, with the same results
+    "parallel": (lambda r: jnp.exp(r - r.max(1, keepdims=True)) * 2, (np.linspace(-2, 2, 600 * 512, dtype=np.float32).reshape(600, 512),)),
 }
 UNSUPPORTED = {"matmul": (lambda a: a @ a, (np.eye(4, dtype=np.float32) * 2,))}
 '''
@@ -124,6 +126,32 @@ def test_warm_process_runs_libraries_without_importing_numba_with_identical_resu
     for name in cold:
         assert warm[name].dtype == cold[name].dtype and warm[name].shape == cold[name].shape, name
         assert warm[name].tobytes() == cold[name].tobytes(), name
+
+
+TIER_UP = PROGRAMS + r'''
+import sys
+from omnistage.codegen import aot
+aot.AotProgram.TIER_UP_S = 0.0
+fn, args = SUPPORTED["parallel"]
+compiled = omnistage.jit(fn).lower(*args).compile()
+first = np.asarray(compiled(*args))
+numba_after_first = "numba" in sys.modules
+second = np.asarray(compiled(*args))
+print(type(compiled.executable).__name__, numba_after_first, "numba" in sys.modules,
+      first.tobytes() == second.tobytes(), compiled.executable._numba is not None)
+'''
+
+
+def test_a_parallel_program_moves_from_its_serial_library_to_numba_after_enough_calls(filled):
+    cache, _, _ = filled
+    assert [r for r in records(cache).values() if r.get("parallel")]  # the builder marked it
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_"))}
+    full.update(OMNISTAGE_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join([ROOT, full.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", TIER_UP], env=full, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    kind, numba_after_first, numba_after_second, same, moved = proc.stdout.split()
+    assert kind == "AotProgram" and numba_after_first == "False"
+    assert numba_after_second == "True" and same == "True" and moved == "True"
 
 
 def test_corrupt_library_is_not_loaded_and_is_rebuilt(filled, tmp_path):

@@ -1,0 +1,210 @@
+"""Parallel loops for the Numba CPU backend: which loop nests of an emitted function run on
+several threads, and how the emitted source says so.
+
+`parallelize(lines)` rewrites a function body the emitter has finished: each top-level loop
+(`for _i0 in range(N):` at the body's first indent) that is safe and big enough becomes
+`for _i0 in numba.prange(N):`, and the row buffers it alone uses are allocated inside it with
+`np.empty` (Numba hoists that allocation out of each thread's share of the iterations, so there
+is one buffer per thread, not one per row; `_rt.empty` is not hoisted: measured 584 vs 490 us on
+a 4096x512 softmax). Numba splits the N iterations evenly between its threads. (Splitting them
+into explicit chunks, `prange(C)` around `range(lo, hi)`, stopped LLVM vectorizing the inner
+loop: 830 vs 120 us on a 1M selu.)
+
+Safe means every iteration touches its own data: each array the body stores into is either a
+row buffer (allocated `# one row` just before the loop and used nowhere else) or read and written
+only at `[_i0, ...]`; every local the body assigns is assigned before it is read (nothing carried
+from one iteration to the next) and is not read after the loop; and the body calls nothing that
+writes into an argument (BLAS, opaque kernels). Big enough means the nest runs at least
+PARALLEL_MIN_WORK statements (a static count: extents are literals).
+
+Only the entry function is parallelized: control-flow bodies run inside the entry's loops, and a
+parallel region nested in another is what the workqueue layer aborts on. Nothing is parallel
+when Numba has one thread, when OMNISTAGE_PARALLEL=0, or when the only threading layer Numba can
+load is `workqueue` (not safe for concurrent calls from several Python threads; our functions
+release the GIL). Numba sizes its pool from the CPUs this process may run on (sched_getaffinity),
+so the pool does not oversubscribe the machine, and its threads never run while OpenBLAS's do:
+BLAS is called only outside parallel loops (`np.dot` statements are never inside one).
+
+Processes that load a program's ahead-of-time library (`aot.py`, no Numba) run its serial build
+and move to the parallel Numba path once their calls have cost as much as loading Numba.
+
+Measured on the 2-core shared machine this was written on (2026-11, session 5, omp layer,
+`jit` of the benchmark cases, serial (OMNISTAGE_PARALLEL=0) vs parallel, medians of 30 calls):
+  selu float32 1e5: 37 vs 32 us; 3e5: 84 vs 46 us; 1e6: 237 vs 141 us
+  row softmax float32 128x512: 34 vs 32 us; 4096x512: 1173 vs 785 us (380-450 us in other runs)
+  with one other busy process: selu 1e6 232 vs 140 us, softmax 4096x512 815 vs 384 us.
+libgomp's defaults (workers spin briefly, then sleep) measured best: OMP_WAIT_POLICY=PASSIVE
+cost ~40 us per loop (a futex wake-up; selu 1e5 70 us), a shorter GOMP_SPINCOUNT made one run
+with a busy neighbour 20x slower. Oversubscription is the risk: with the AOT builder compiling
+beside a process (2 cores, 3 busy threads) a parallel selu 1e6 once took 8 ms a call, and
+session 2 saw 28x slowdowns at load ~9. OMNISTAGE_PARALLEL=0 turns parallel loops off.
+"""
+import os
+import re
+
+PARALLEL_MIN_WORK = 1 << 18  # statements a loop nest must run to be split over threads (~50-100 us serial)
+
+# numba.njit's `parallel` option: prange loops only. Numba's other parallel rewrites (array
+# expressions, np.* calls, reductions) would turn our allocations and reductions into parfors
+# too, at compile time cost, and are off. A literal in each decorator: Numba pops its keys.
+NJIT_OPTION = ("parallel={'prange': True, 'comprehension': False, 'reduction': False, 'inplace_binop': False, "
+               "'setitem': False, 'numpy': False, 'stencil': False, 'fusion': False}")
+
+_TOP_LOOP = re.compile(r"^    for (\w+) in range\((\d+)\):$")
+_LOOP = re.compile(r"^(\s*)for (\w+) in range\((\d+)\):$")
+_STORE = re.compile(r"^\s*(\w+)\[(.*)\] = ")
+_ASSIGN = re.compile(r"^\s*(\w+) = (.*)$")
+_CONTROL = re.compile(r"^\s*(if .*:|elif .*:|else:)$")
+_ROW_BUFFER = re.compile(r"^    (\w+) = _rt\.empty\(.*# one row$")
+_WRITES_ARGUMENTS = re.compile(r"\bnp\.dot\(|\b_kn\.|\.sort\(|\.fill\(")
+
+
+_ENABLED = None
+
+
+def enabled():
+    """Whether generated code may use parallel loops in this process (decided once)."""
+    global _ENABLED
+    if _ENABLED is None:
+        _ENABLED = _decide()
+    return _ENABLED
+
+
+def _decide():
+    if os.environ.get("OMNISTAGE_PARALLEL", "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    from numba.core import config
+
+    if config.NUMBA_NUM_THREADS < 2:
+        return False
+    layer = str(config.THREADING_LAYER).lower()
+    if layer == "workqueue":
+        return False  # the user asked for it; we do not put concurrent callers at risk
+    if layer in ("omp", "tbb"):
+        return True
+    # 'default'/'safe'/'threadsafe'/'forksafe': Numba picks tbb, then omp, then workqueue
+    return _loads("tbbpool") or (layer != "threadsafe" and _loads("omppool"))
+
+
+def _loads(pool):
+    try:
+        __import__(f"numba.np.ufunc.{pool}")
+    except Exception:  # not built, or its library (libgomp, tbb) is missing or too old
+        return False
+    return True
+
+
+def parallelize(lines):
+    """(new lines, whether any loop became parallel) for a finished function body."""
+    out, changed, i = [], False, 0
+    while i < len(lines):
+        m = _TOP_LOOP.match(lines[i])
+        if not m:
+            out.append(lines[i])
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > 1):
+            j += 1
+        var, extent, body = m.group(1), int(m.group(2)), lines[i + 1:j]
+        rewritten = _parallel_loop(out, var, extent, body, lines[j:])
+        if rewritten is None:
+            out.extend(lines[i:j])
+        else:
+            out, changed = rewritten, True
+        i = j
+    return out, changed
+
+
+def _indent(line):
+    return (len(line) - len(line.lstrip())) // 4
+
+
+def _parallel_loop(before, var, extent, body, after):
+    """`before` plus the parallel form of the loop, or None when it stays serial."""
+    work = _work(body, extent)
+    if work is None or work < PARALLEL_MIN_WORK or extent < 2:
+        return None
+    after_text = "\n".join(after)
+    private = _row_buffers(before, body, after_text)
+    if not _independent(var, body, private, after_text):
+        return None
+    kept = [line for line in before if not (_ROW_BUFFER.match(line) and _ROW_BUFFER.match(line).group(1) in private)]
+    moved = ["    " + line.replace("_rt.empty(", "np.empty(", 1) + ", per thread" for line in before if line not in kept]
+    loop = f"    for {var} in numba.prange({extent}):  # parallel: {work} statements over Numba's threads"
+    return kept + [loop] + moved + body
+
+
+def _work(body, extent):
+    """Statements the loop runs in all (static extents), or None if an extent is not a literal."""
+    total, stack = 0, []  # stack: (indent, product of extents) of the open inner loops
+    for line in body:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        depth = _indent(line)
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        mult = stack[-1][1] if stack else extent
+        m = _LOOP.match(line)
+        if m:
+            stack.append((depth, mult * int(m.group(3))))
+        elif line.lstrip().startswith(("for ", "while ")):
+            return None
+        else:
+            total += mult
+    return total
+
+
+def _row_buffers(before, body, after_text):
+    """Row buffers allocated just before the loop that nothing outside it uses: per chunk."""
+    names = set()
+    for line in reversed(before):
+        m = _ROW_BUFFER.match(line)
+        if not m:
+            if _indent(line) == 1 and " = _rt.empty(" in line:
+                continue  # other group members' allocations sit between them
+            break
+        names.add(m.group(1))
+    body_text = "\n".join(body)
+    return {n for n in names if re.search(rf"\b{n}\b", body_text) and not re.search(rf"\b{n}\b", after_text)}
+
+
+def _independent(var, body, private, after_text):
+    """Whether the iterations of the loop over `var` share nothing they write."""
+    written, assigned = set(), set()
+    for line in body:
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if _WRITES_ARGUMENTS.search(text):
+            return False
+        store = _STORE.match(line)
+        if store:
+            written.add(store.group(1))
+        elif _ASSIGN.match(line):
+            name, value = _ASSIGN.match(line).groups()
+            if name not in assigned:
+                if re.search(rf"\b{name}\b", value) or _read_before(name, body, line):
+                    return False  # carried from the previous iteration
+                assigned.add(name)
+        elif not (_LOOP.match(line) or _CONTROL.match(line)):
+            return False  # an expression statement or other form we do not reason about
+    body_text = "\n".join(body)
+    for name in written - private:
+        uses = re.findall(rf"\b{name}\[([^],]*)", body_text)
+        if any(u.strip() != var for u in uses):
+            return False
+    return not any(re.search(rf"\b{n}\b", after_text) for n in assigned)
+
+
+def _read_before(name, body, first_assignment):
+    word = re.compile(rf"\b{name}\b")
+    for line in body:
+        if line is first_assignment:
+            return False
+        if word.search(line):
+            return True
+    return False
+
+
+__all__ = ["enabled", "parallelize", "NJIT_OPTION", "PARALLEL_MIN_WORK"]
