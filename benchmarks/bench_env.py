@@ -1,9 +1,10 @@
 """Environment settings shared by the benchmark scripts, applied before NumPy, Numba or JAX
 load (they read them at import): one thread each by default, and JAX on the CPU only.
 
-omnistage's generated code has no parallel loops yet, and on a small shared machine two BLAS
+One thread each compares the code, not the thread pools: on a small shared machine two BLAS
 thread pools (NumPy's and SciPy's, which Numba's np.dot uses) spinning against each other made
-matmul times swing 2-30 ms.
+matmul times swing 2-30 ms, and NUMBA_NUM_THREADS=1 turns omnistage's parallel loops off.
+`--threads default` in the scripts that offer it leaves every pool at its own default.
 """
 import os
 

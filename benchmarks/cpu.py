@@ -465,8 +465,9 @@ def print_notes(results):
     print("Notes: NumPy column for sum_arange/fori_sum is "
           "np.arange(n, dtype=int32).sum(); Numba column is a hand-written serial @njit loop, "
           "error_model='numpy', no fastmath, libm exp/tanh, np.dot for the MLP; 'dispatch' times a "
-          "call of x + 1.0 on a float32 scalar (plain Python for NumPy). omnistage's generated code has no "
-          "parallel loops yet; under --threads default, XLA and OpenBLAS may use every core.")
+          "call of x + 1.0 on a float32 scalar (plain Python for NumPy). Under --threads 1 omnistage's "
+          "parallel loops are off (NUMBA_NUM_THREADS=1); under --threads default, omnistage's prange loops, "
+          "XLA and OpenBLAS may use every core.")
 
 
 # --- main -------------------------------------------------------------------------------------
