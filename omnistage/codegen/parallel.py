@@ -39,6 +39,7 @@ with a busy neighbour 20x slower. Oversubscription is the risk: with the AOT bui
 beside a process (2 cores, 3 busy threads) a parallel selu 1e6 once took 8 ms a call, and
 session 2 saw 28x slowdowns at load ~9. OMNISTAGE_PARALLEL=0 turns parallel loops off.
 """
+import ast
 import os
 import re
 
@@ -52,8 +53,6 @@ NJIT_OPTION = ("parallel={'prange': True, 'comprehension': False, 'reduction': F
 
 _TOP_LOOP = re.compile(r"^    for (\w+) in range\((\d+)\):$")
 _LOOP = re.compile(r"^(\s*)for (\w+) in range\((\d+)\):$")
-_STORE = re.compile(r"^\s*(\w+)\[(.*)\] = ")
-_ASSIGN = re.compile(r"^\s*(\w+) = (.*)$")
 _CONTROL = re.compile(r"^\s*(if .*:|elif .*:|else:)$")
 _ROW_BUFFER = re.compile(r"^    (\w+) = _rt\.empty\(.*# one row$")
 _WRITES_ARGUMENTS = re.compile(r"\bnp\.dot\(|\b_kn\.|\.sort\(|\.fill\(")
@@ -174,27 +173,48 @@ def _independent(var, body, private, after_text):
     written, assigned = set(), set()
     for line in body:
         text = line.strip()
-        if not text or text.startswith("#"):
+        if not text or text.startswith("#") or _LOOP.match(line) or _CONTROL.match(line):
             continue
         if _WRITES_ARGUMENTS.search(text):
             return False
-        store = _STORE.match(line)
-        if store:
-            written.add(store.group(1))
-        elif _ASSIGN.match(line):
-            name, value = _ASSIGN.match(line).groups()
-            if name not in assigned:
+        targets = _assignment_targets(text)
+        if targets is None:
+            return False  # an expression statement or other form we do not reason about
+        value = text.split(" = ", 1)[1]
+        for kind, name in targets:
+            if kind == "store":
+                written.add(name)
+            elif name not in assigned:
                 if re.search(rf"\b{name}\b", value) or _read_before(name, body, line):
                     return False  # carried from the previous iteration
                 assigned.add(name)
-        elif not (_LOOP.match(line) or _CONTROL.match(line)):
-            return False  # an expression statement or other form we do not reason about
     body_text = "\n".join(body)
     for name in written - private:
         uses = re.findall(rf"\b{name}\[([^],]*)", body_text)
         if any(u.strip() != var for u in uses):
             return False
     return not any(re.search(rf"\b{n}\b", after_text) for n in assigned)
+
+
+def _assignment_targets(text):
+    """[("local" | "store", name)] of a one-target assignment statement (names, subscripts of
+    names, or a tuple of those), or None for any other statement."""
+    try:
+        (node,) = ast.parse(text).body
+    except (SyntaxError, ValueError):
+        return None
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return None
+    target = node.targets[0]
+    out = []
+    for t in target.elts if isinstance(target, ast.Tuple) else [target]:
+        if isinstance(t, ast.Name):
+            out.append(("local", t.id))
+        elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+            out.append(("store", t.value.id))
+        else:
+            return None
+    return out
 
 
 def _read_before(name, body, first_assignment):

@@ -58,12 +58,26 @@ def test_the_work_counts_inner_loops():
     ["np.dot(a[_i0], b[_i0], c[_i0])"],
     # an opaque kernel writing into an argument
     ["_kn.sort_rows(x, y)", "y[_i0] = np.float32(0.0)"],
-    # a statement form the analysis does not reason about
-    ["a, b = x[_i0], x[_i0]", "y[_i0] = a + b"],
+    # statement forms the analysis does not reason about
+    ["y[_i0] += x[_i0]"],
+    ["print(x[_i0])"],
+    ["y[_i0].x = 1"],
 ])
 def test_loops_whose_iterations_share_data_stay_serial(inner):
     lines = body("acc = np.float32(0.0)", f"for _i0 in range({BIG}):", *["    " + x for x in inner], "return (y,)")
     assert parallel.parallelize(lines) == (lines, False)
+
+
+def test_tuple_assignments_of_locals_and_stores_are_understood():
+    lines = body(f"for _i0 in range({BIG}):", "    a, b = x[_i0], x[_i0]", "    y[_i0], z[_i0] = _rt.threefry2x32(a, b, a, b)")
+    assert parallel.parallelize(lines)[1]
+    lines = body(f"for _i0 in range({BIG}):", "    y[_i0], z[0] = _rt.threefry2x32(x[_i0], x[_i0], x[_i0], x[_i0])")
+    assert not parallel.parallelize(lines)[1]
+
+
+def test_random_bits_of_a_big_array_are_drawn_in_parallel(monkeypatch):
+    key = omnistage.random.PRNGKey(3)
+    _parallel_equals_serial(lambda k: omnistage.random.uniform(k, (1 << 18,)), (key,), monkeypatch)
 
 
 def test_a_local_read_after_the_loop_keeps_it_serial():
