@@ -1,5 +1,7 @@
 """The CUDA backend under Numba's CUDA simulator: generated kernels agree with the CPU
 backend (values and dtypes), arrays stay on the device, control flow runs on the host."""
+import os
+
 import numpy as np
 import pytest
 
@@ -52,6 +54,13 @@ def test_every_generated_kernel_is_a_grid_stride_loop_or_a_block_loop():
 def test_selu_is_one_fused_kernel():
     text = omnistage.jit(PROGRAMS[0][1], backend="cuda").lower(*PROGRAMS[0][2]()).compile().as_text()
     assert text.count("@cuda.jit") == 1
+
+
+def test_kernels_are_cached_on_disk_next_to_their_module():
+    compiled = omnistage.jit(PROGRAMS[0][1], backend="cuda").lower(*PROGRAMS[0][2]()).compile()
+    assert "@cuda.jit(cache=_OMNISTAGE_CACHED)" in compiled.as_text()
+    module = compiled.executable.module
+    assert module._OMNISTAGE_CACHED is True and os.path.isfile(module.__file__)
 
 
 def test_large_reductions_use_a_second_pass_and_are_reproducible():

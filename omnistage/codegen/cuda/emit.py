@@ -235,7 +235,8 @@ class CudaModule:
         return name
 
     def add_kernel(self, name, params, param_avals, body_lines, comment):
-        head = [f"@cuda.jit{comment}", f"def {name}({', '.join(params)}):"]
+        # cache: compiled kernels are kept next to the module on disk, as the CPU backend's are
+        head = [f"@cuda.jit(cache=_OMNISTAGE_CACHED){comment}", f"def {name}({', '.join(params)}):"]
         self.kernels.append((name, "\n".join(head + body_lines)))
         self.kernel_params[name] = [(np.dtype(a.dtype).name, max(a.ndim, 1)) for a in param_avals]
 
