@@ -439,12 +439,9 @@ class AotProgram:
 
     A library is always the serial build. When the module has parallel loops, the process moves
     to the Numba path (Numba's cached machine code, parallel loops and all) once its calls have
-    taken TIER_UP_S in total: about what loading Numba costs, so a process that calls little
-    never pays it, and one that calls a lot pays at most twice what it would have paid had it
-    known from the start (the rent-or-buy rule)."""
+    taken parallel.TIER_UP_S in total (the rent-or-buy rule, see parallel.py)."""
 
     backend = "numba_cpu"
-    TIER_UP_S = 0.6
 
     def __init__(self, program, lib, record):
         self.program = program
@@ -462,8 +459,8 @@ class AotProgram:
         self._serial_s = 0.0 if record.get("parallel") else None  # time spent in the serial build
 
     def __call__(self, *args):
-        if self._serial_s is not None and self._serial_s > self.TIER_UP_S:
-            return self._numba_program()(*args)
+        if self._serial_s is not None and self._serial_s > parallel.TIER_UP_S:
+            return self._numba_program(parallel_now=True)(*args)
         start = time.perf_counter() if self._serial_s is not None else 0.0
         ins = [_c_buffer(a, dt) for a, dt in zip(args, self._in_dtypes)]
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
@@ -478,11 +475,12 @@ class AotProgram:
             self._serial_s += time.perf_counter() - start
         return tuple(outs)
 
-    def _numba_program(self):
+    def _numba_program(self, parallel_now=False):
         if self._numba is None:
             from .executable import NumbaProgram
 
-            self._numba = NumbaProgram(self.program)
+            # moving up from the serial library: straight to the parallel build
+            self._numba = NumbaProgram(self.program, serial_first=not parallel_now)
         return self._numba
 
     def as_text(self):
@@ -650,7 +648,7 @@ def build(request, work):
         raise RuntimeError(f"the cached module {request['module']} is missing or stale")
     # parallel loops need Numba's threading library, which only Numba can load: the library is
     # the serial build (without the `parallel` option a prange is a range)
-    serial = source.replace(", " + parallel.NJIT_OPTION, "")
+    serial = parallel.serial_source(source)
     module = disk_cache._execute(request["module"], disk_cache._with_header(serial), None, None)
     ins, outs = request["signature"]
     cres = _compile_entry(getattr(module, request["entry"]), ins)

@@ -1,11 +1,12 @@
 """Executables that run a Program: the Numba-compiled module, with the NumPy interpreter as
 the fallback for programs holding a primitive the code generator cannot lower yet."""
+import time
 import warnings
 
 import numpy as np
 
 from ..staging.interpret import compile_program
-from . import disk_cache
+from . import disk_cache, parallel
 
 
 def _vmath_lookup():
@@ -25,17 +26,29 @@ def _export_name(fn):
 
 
 class NumbaProgram:
-    """A Program compiled by Numba (one module, cached on disk)."""
+    """A Program compiled by Numba (one module, cached on disk).
+
+    A module with parallel loops starts on its serial build (the same text without Numba's
+    `parallel` option, a module of its own in the cache: half the compile time in a cold
+    process) and moves to the parallel one once its calls, the first (compiling) one aside,
+    have taken parallel.TIER_UP_S: the rent-or-buy rule, so a program called a few times never
+    pays for the parallel compile. `serial_first=False` starts on the parallel build."""
 
     backend = "numba_cpu"
 
-    def __init__(self, program):
+    def __init__(self, program, serial_first=True):
         from .emit_cpu import emit_module
 
         self.program = program
         self.source, self.fn_name = emit_module(program, _vmath_lookup())
         self.module = disk_cache.load_module(self.source)
         self._fn = getattr(self.module, self.fn_name)
+        self._serial_s = None  # seconds spent in the serial build's calls, while running it
+        self._counting = False  # the first call compiles: its time does not count
+        serial = parallel.serial_source(self.source)
+        if serial_first and serial != self.source:
+            self._parallel_fn, self._fn = self._fn, getattr(disk_cache.load_module(serial), self.fn_name)
+            self._serial_s = 0.0
         # rank-0 values cross into generated code as scalars
         self._consts = tuple(_to_kernel(np.ascontiguousarray(c)) for c in program.consts.values())
         self._scalar_in = [a.ndim == 0 for a in program.in_avals]
@@ -48,6 +61,9 @@ class NumbaProgram:
             args = [a[()] if s else a for a, s in zip(args, self._scalar_in)]
         if self._fallback is not None:
             return self._fallback(*[np.asarray(a) for a in args])
+        if self._serial_s is not None and self._serial_s > parallel.TIER_UP_S:
+            self._fn, self._serial_s = self._parallel_fn, None
+        start = time.perf_counter() if self._serial_s is not None else 0.0
         try:
             out = self._fn(*args, *self._consts)
         except Exception as e:  # noqa: BLE001 - only Numba's compile errors are handled
@@ -65,6 +81,9 @@ class NumbaProgram:
             )
             self._fallback = InterpretedProgram(self.program)
             return self._fallback(*[np.asarray(a) for a in args])
+        if self._serial_s is not None:
+            self._serial_s += time.perf_counter() - start if self._counting else 0.0
+            self._counting = True
         if self.after_first_call is not None:
             hook, self.after_first_call = self.after_first_call, None
             hook()

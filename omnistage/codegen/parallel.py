@@ -25,8 +25,11 @@ release the GIL). Numba sizes its pool from the CPUs this process may run on (sc
 so the pool does not oversubscribe the machine, and its threads never run while OpenBLAS's do:
 BLAS is called only outside parallel loops (`np.dot` statements are never inside one).
 
-Processes that load a program's ahead-of-time library (`aot.py`, no Numba) run its serial build
-and move to the parallel Numba path once their calls have cost as much as loading Numba.
+A process runs a parallel program's serial build first, and moves to the parallel one once its
+calls have taken TIER_UP_S (about what compiling the parallel build, or loading Numba for a
+process that runs the ahead-of-time library, costs): the rent-or-buy rule, so a program called a
+few times never pays for a parallel compile (~250 ms more than the serial one for selu), and one
+called a lot pays at most about twice what it would have paid had it known from the start.
 
 Measured on the 2-core shared machine this was written on (2026-11, session 5, omp layer,
 `jit` of the benchmark cases, serial (OMNISTAGE_PARALLEL=0) vs parallel, medians of 30 calls):
@@ -50,6 +53,14 @@ PARALLEL_MIN_WORK = 1 << 18  # statements a loop nest must run to be split over 
 # too, at compile time cost, and are off. A literal in each decorator: Numba pops its keys.
 NJIT_OPTION = ("parallel={'prange': True, 'comprehension': False, 'reduction': False, 'inplace_binop': False, "
                "'setitem': False, 'numpy': False, 'stencil': False, 'fusion': False}")
+
+TIER_UP_S = 0.6  # seconds of serial calls after which a process moves to the parallel build
+
+
+def serial_source(source):
+    """`source` without Numba's `parallel` option: the serial build (a prange is a range)."""
+    return source.replace(", " + NJIT_OPTION, "")
+
 
 _TOP_LOOP = re.compile(r"^    for (\w+) in range\((\d+)\):$")
 _LOOP = re.compile(r"^(\s*)for (\w+) in range\((\d+)\):$")
@@ -227,4 +238,4 @@ def _read_before(name, body, first_assignment):
     return False
 
 
-__all__ = ["enabled", "parallelize", "NJIT_OPTION", "PARALLEL_MIN_WORK"]
+__all__ = ["enabled", "parallelize", "serial_source", "NJIT_OPTION", "PARALLEL_MIN_WORK", "TIER_UP_S"]

@@ -131,7 +131,8 @@ def test_warm_process_runs_libraries_without_importing_numba_with_identical_resu
 TIER_UP = PROGRAMS + r'''
 import sys
 from omnistage.codegen import aot
-aot.AotProgram.TIER_UP_S = 0.0
+from omnistage.codegen import parallel
+parallel.TIER_UP_S = 0.0
 fn, args = SUPPORTED["parallel"]
 compiled = omnistage.jit(fn).lower(*args).compile()
 first = np.asarray(compiled(*args))

@@ -134,6 +134,7 @@ def test_disabled_by_environment(monkeypatch):
 
 def _compile(f, args, enabled, monkeypatch, min_work=None):
     monkeypatch.setattr(parallel, "_ENABLED", enabled)
+    monkeypatch.setattr(parallel, "TIER_UP_S", -1.0)  # the first call already runs the parallel build
     if min_work is not None:
         monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", min_work)
     compiled = omnistage.jit(lambda *a: f(*a)).lower(*args).compile()  # a new function: no cached compile
@@ -216,3 +217,18 @@ def test_parallel_equals_serial_on_random_programs(rows, cols, ops, dtype, seed)
         _, ser = _compile(f, (x,), False, mp, 1)
     for p, s in zip(par, ser):
         assert p.tobytes() == s.tobytes(), src_p
+
+
+def test_a_process_runs_the_serial_build_until_its_calls_have_cost_enough(monkeypatch):
+    monkeypatch.setattr(parallel, "_ENABLED", True)
+    x = np.random.default_rng(2).standard_normal(1 << 18).astype(np.float32)
+    compiled = omnistage.jit(lambda x: selu(x)).lower(x).compile()
+    ex = compiled.executable
+    assert "numba.prange(" in compiled.as_text()
+    monkeypatch.setattr(parallel, "TIER_UP_S", 1e9)
+    results = [np.asarray(compiled(x)) for _ in range(3)]
+    assert ex._fn is not ex._parallel_fn and not ex._fn.targetoptions.get("parallel")
+    monkeypatch.setattr(parallel, "TIER_UP_S", 0.0)
+    results += [np.asarray(compiled(x)) for _ in range(2)]  # the second of these moves up
+    assert ex._fn is ex._parallel_fn and ex._fn.targetoptions.get("parallel")
+    assert all(r.tobytes() == results[0].tobytes() for r in results)
