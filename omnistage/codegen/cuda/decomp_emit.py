@@ -3,23 +3,29 @@
 `KERNELS` maps a primitive to its rule `rule(driver, e)` (a `HostDriver` and the statement);
 `emit.py` merges it into `OPAQUE_KERNELS`.
 
-Each rule allocates float64 scratch buffers on the device (batch axis last, so that the
-threads of a warp, one per matrix, touch adjacent addresses) and emits one kernel that copies
-its matrix in (widened to float64), runs the per-matrix algorithm of `decomp_device` (`_dd`
-in the generated module: Householder QR, cyclic Jacobi, one-sided Jacobi SVD) and rounds the
-results out, as the CPU backend computes LAPACK's results in float64 and rounds them. There is
-no host round trip. Batches of small matrices are the use case; a large single matrix runs on
-one thread and would want cuSOLVER instead.
+Each rule allocates float64 (complex128 for complex operands) scratch buffers on the device
+(batch axis last, so that the threads of a warp, one per matrix, touch adjacent addresses) and
+emits one kernel that copies its matrix in (widened), runs the per-matrix algorithm of
+`decomp_device` (`_dd` in the generated module: Householder QR, cyclic Jacobi, one-sided Jacobi
+SVD) or of its complex twin `decomp_complex_device` (`_dz`, the same phases by the same names)
+and rounds the results out, as the CPU backend computes LAPACK's results in float64/complex128
+and rounds them. There is no host round trip. Batches of small matrices are the use case; a
+large single matrix runs on one thread and would want cuSOLVER instead.
 
-Complex operands still run on the host (`driver.emit_host_call`), as float16/bfloat16 ones do
-(`emit.py` sends those there before any rule runs). Matrices with a zero dimension get the CPU
-path's constant results (identities, nothing to decompose) without a kernel.
+float16/bfloat16 operands run on the host (`emit.py` sends those there before any rule runs).
+Matrices with a zero dimension get the CPU path's constant results (identities, nothing to
+decompose) without a kernel.
 """
 import numpy as np
 
 from ..emit_cpu import _loc_comment, _np_dtype
 
-_IMPORT = "from omnistage.codegen.cuda import decomp_device as _dd"
+# the per-matrix routines a kernel calls, by whether its operand is complex: (alias in the
+# generated module, its import, the scratch dtype)
+_ROUTINES = {
+    False: ("_dd", "from omnistage.codegen.cuda import decomp_device as _dd", np.float64),
+    True: ("_dz", "from omnistage.codegen.cuda import decomp_complex_device as _dz", np.complex128),
+}
 
 
 # --- shared pieces -------------------------------------------------------------------------------
@@ -38,21 +44,30 @@ def _eye(driver, out, aval, rows, cols, comment):
     driver.line(f"{out} = _cu.to_device(np.broadcast_to({eye}, {tuple(aval.shape)!r})){comment}")
 
 
-def _scratch(driver, base, shape, batch_size):
-    """A float64 device buffer of `shape` per matrix, the batch index last (coalesced)."""
+def _scratch(driver, base, shape, batch_size, dtype=np.float64):
+    """A float64 (or complex128) device buffer of `shape` per matrix, the batch index last
+    (coalesced)."""
     name = driver.fresh(base)
     full = tuple(shape) + (batch_size,)
-    driver.line(f"{name} = _cu.empty({full!r}, np.float64)  # float64 scratch, batch innermost")
-    driver._extra(name, full, np.float64)
+    kind = np.dtype(dtype).name
+    driver.line(f"{name} = _cu.empty({full!r}, {_np_dtype(dtype)})  # {kind} scratch, batch innermost")
+    driver._extra(name, full, dtype)
     return name
+
+
+def _scratch_set(driver, base, shapes, batch_size):
+    """{local: buffer} for `shapes` ({local: (shape, dtype)}), named after output `base`."""
+    return {local: _scratch(driver, f"{base}{local}", shape, batch_size, dtype)
+            for local, (shape, dtype) in shapes.items()}
 
 
 class _Kernel:
     """One thread per matrix: opens the grid-stride loop over the batch, binds each scratch
     buffer's slice of this matrix to a local, and writes the copies in and out."""
 
-    def __init__(self, driver, e, batch, scratch):
+    def __init__(self, driver, e, batch, scratch, routines):
         self.driver, self.e = driver, e
+        self.dd, self._import, self.work = routines
         self.bidx = [f"_b{k}" for k in range(len(batch))]
         self.name, self.kb = driver.grid_body(e.outs[0], batch, self.bidx)
         for local, buffer in scratch.items():
@@ -81,9 +96,11 @@ class _Kernel:
         kb._memo = {}
 
     def copy_in(self, local, x, rows, cols, transposed=False):
-        kb = self.kb
-        self.loops(rows, cols, lambda r, c: f"{local}[{r}, {c}] = np.float64("
-                   f"{kb.value(x, self.bidx + ([c, r] if transposed else [r, c]))})")
+        """local := x, widened to the scratch dtype; transposed: its (conjugate) transpose."""
+        kb, cast = self.kb, _np_dtype(self.work)
+        conj = ".conjugate()" if transposed and np.dtype(self.work).kind == "c" else ""
+        self.loops(rows, cols, lambda r, c: f"{local}[{r}, {c}] = {cast}("
+                   f"{kb.value(x, self.bidx + ([c, r] if transposed else [r, c]))}){conj}")
 
     def copy_out(self, out, expr, rows, cols):
         """out[batch, r, c] = expr(r, c), rounded to out's dtype."""
@@ -98,12 +115,13 @@ class _Kernel:
     def finish(self, batch_size, note):
         driver, kb = self.driver, self.kb
         driver.finish_kernel(self.name, kb, self.e, list(self.e.outs))
-        driver.module.require(_IMPORT)  # the kernel calls decomp_device's per-matrix routines
-        driver.launch(self.name, f"_cu.grid({batch_size})", kb, f"  # one thread per matrix: {note}")
+        driver.module.require(self._import)  # the kernel calls these per-matrix routines
+        precision = np.dtype(self.work).name
+        driver.launch(self.name, f"_cu.grid({batch_size})", kb, f"  # one thread per matrix: {note} in {precision}")
 
 
-def _complex(driver, e):
-    return any(driver.aval(a).dtype.kind == "c" for a in e.ins)
+def _routines(driver, e):
+    return _ROUTINES[any(driver.aval(a).dtype.kind == "c" for a in e.ins)]
 
 
 # --- the rules -------------------------------------------------------------------------------------
@@ -111,8 +129,6 @@ def _complex(driver, e):
 
 def _emit_qr(driver, e):
     """Householder QR; R and the first columns of Q (all m of them for full_matrices)."""
-    if _complex(driver, e):
-        return driver.emit_host_call(e)
     (x,) = e.ins
     q_out, r_out = e.outs
     qa, ra = (driver.program.avals[o] for o in e.outs)
@@ -125,22 +141,20 @@ def _emit_qr(driver, e):
         return driver.alloc(r_out, ra)
     driver.alloc(q_out, qa, comment)
     driver.alloc(r_out, ra)
-    work = {"_a": _scratch(driver, f"{q_out}_a", (m, n), size),
-            "_tau": _scratch(driver, f"{q_out}_tau", (min(m, n),), size),
-            "_q": _scratch(driver, f"{q_out}_q", (m, cols), size)}
-    k = _Kernel(driver, e, batch, work)
+    routines = _routines(driver, e)
+    dd, work = routines[0], routines[2]
+    scratch = {"_a": ((m, n), work), "_tau": ((min(m, n),), work), "_q": ((m, cols), work)}
+    k = _Kernel(driver, e, batch, _scratch_set(driver, q_out, scratch, size), routines)
     k.copy_in("_a", x, m, n)
-    k.guarded(f"_dd.finite(_a, {m}, {n})", ["_dd.qr_factor(_a, _tau)", "_dd.qr_form_q(_a, _tau, _q)"],
-              ["_dd.fill_nan(_a)", "_dd.fill_nan(_q)"])
+    k.guarded(f"{dd}.finite(_a, {m}, {n})", [f"{dd}.qr_factor(_a, _tau)", f"{dd}.qr_form_q(_a, _tau, _q)"],
+              [f"{dd}.fill_nan(_a)", f"{dd}.fill_nan(_q)"])
     k.copy_out(q_out, lambda r, c: f"_q[{r}, {c}]", m, cols)
     k.copy_out(r_out, lambda r, c: f"_a[{r}, {c}]", cols, n)
-    k.finish(size, "Householder QR in float64")
+    k.finish(size, "Householder QR")
 
 
 def _emit_eigh(driver, e):
-    """Cyclic Jacobi on the triangle `lower` names; eigenvalues ascending."""
-    if _complex(driver, e):
-        return driver.emit_host_call(e)
+    """Cyclic Jacobi on the triangle `lower` names; eigenvalues (real) ascending."""
     (x,) = e.ins
     v_out, w_out = e.outs
     va, wa = (driver.program.avals[o] for o in e.outs)
@@ -151,26 +165,24 @@ def _emit_eigh(driver, e):
     driver.alloc(w_out, wa)
     if n == 0 or size == 0:
         return
-    work = {"_a": _scratch(driver, f"{v_out}_a", (n, n), size),
-            "_v": _scratch(driver, f"{v_out}_v", (n, n), size),
-            "_w": _scratch(driver, f"{v_out}_w", (n,), size)}
-    k = _Kernel(driver, e, batch, work)
+    routines = _routines(driver, e)
+    dd, work = routines[0], routines[2]
+    scratch = {"_a": ((n, n), work), "_v": ((n, n), work), "_w": ((n,), np.float64)}
+    k = _Kernel(driver, e, batch, _scratch_set(driver, v_out, scratch, size), routines)
     k.copy_in("_a", x, n, n)
     # the CPU path checks the whole matrix, the triangle it does not read included
-    k.guarded(f"_dd.finite(_a, {n}, {n})",
-              [f"_dd.symmetrize(_a, {bool(e.params['lower'])})", f"_e = _dd.scale_to_unit(_a, {n}, {n})",
-               "_dd.eigh_jacobi(_a, _v)", "_dd.eigh_sorted(_a, _v, _w, _e)"],
-              ["_dd.fill_nan(_v)", "_dd.fill_nan_vector(_w)"])
+    k.guarded(f"{dd}.finite(_a, {n}, {n})",
+              [f"{dd}.symmetrize(_a, {bool(e.params['lower'])})", f"_e = {dd}.scale_to_unit(_a, {n}, {n})",
+               f"{dd}.eigh_jacobi(_a, _v)", f"{dd}.eigh_sorted(_a, _v, _w, _e)"],
+              [f"{dd}.fill_nan(_v)", f"{dd}.fill_nan_vector(_w)"])
     k.copy_out(v_out, lambda r, c: f"_v[{r}, {c}]", n, n)
     k.copy_out_vector(w_out, "_w", n)
-    k.finish(size, "cyclic Jacobi in float64")
+    k.finish(size, "cyclic Jacobi")
 
 
 def _emit_svd(driver, e):
-    """One-sided Jacobi on the matrix, or on its transpose when it is wide (then the roles of
-    the left and right singular vectors swap)."""
-    if _complex(driver, e):
-        return driver.emit_host_call(e)
+    """One-sided Jacobi on the matrix, or on its (conjugate) transpose when it is wide (then
+    the roles of the left and right singular vectors swap)."""
     (x,) = e.ins
     xa = driver.aval(x)
     full, vectors = e.params["full_matrices"], e.params["compute_uv"]
@@ -193,24 +205,25 @@ def _emit_svd(driver, e):
     wide = m < n
     p, q = (n, m) if wide else (m, n)
     ucols = p if (full and vectors) else q  # columns of the tall problem's left vectors
-    work = {"_w": _scratch(driver, f"{s_out}_w", (p, ucols), size),
-            "_s": _scratch(driver, f"{s_out}_s", (q,), size),
-            "_v": _scratch(driver, f"{s_out}_v", (q, q) if vectors else (1, 1), size)}
-    k = _Kernel(driver, e, batch, work)
+    routines = _routines(driver, e)
+    dd, work = routines[0], routines[2]
+    scratch = {"_w": ((p, ucols), work), "_s": ((q,), np.float64), "_v": ((q, q) if vectors else (1, 1), work)}
+    k = _Kernel(driver, e, batch, _scratch_set(driver, s_out, scratch, size), routines)
     k.copy_in("_w", x, p, q, transposed=wide)
-    solve = [f"_e = _dd.scale_to_unit(_w, {p}, {q})", f"_dd.svd_jacobi(_w, _v, {q}, {bool(vectors)})",
-             f"_k = _dd.svd_sorted(_w, _s, _v, {bool(vectors)}, _e)"]
+    solve = [f"_e = {dd}.scale_to_unit(_w, {p}, {q})", f"{dd}.svd_jacobi(_w, _v, {q}, {bool(vectors)})",
+             f"_k = {dd}.svd_sorted(_w, _s, _v, {bool(vectors)}, _e)"]
     if vectors:
-        solve.append("_dd.complete_columns(_w, _k)  # left vectors of zero singular values, full U")
-    k.guarded(f"_dd.finite(_w, {p}, {q})", solve,
-              ["_dd.fill_nan_vector(_s)"] + (["_dd.fill_nan(_w)", "_dd.fill_nan(_v)"] if vectors else []))
+        solve.append(f"{dd}.complete_columns(_w, _k)  # left vectors of zero singular values, full U")
+    k.guarded(f"{dd}.finite(_w, {p}, {q})", solve,
+              [f"{dd}.fill_nan_vector(_s)"] + ([f"{dd}.fill_nan(_w)", f"{dd}.fill_nan(_v)"] if vectors else []))
     k.copy_out_vector(s_out, "_s", q)
     if vectors:
-        # tall: a = W diag(s) V^T; wide: a^T = W diag(s) V^T, so a = V diag(s) W^T
+        # tall: a = W diag(s) V^H; wide: a^H = W diag(s) V^H, so a = V diag(s) W^H
         left, right = ("_v", "_w") if wide else ("_w", "_v")
+        conj = ".conjugate()" if np.dtype(work).kind == "c" else ""
         k.copy_out(u_out, lambda r, c: f"{left}[{r}, {c}]", m, ua.shape[-1])
-        k.copy_out(vh_out, lambda r, c: f"{right}[{c}, {r}]", vha.shape[-2], n)
-    k.finish(size, "one-sided Jacobi SVD in float64")
+        k.copy_out(vh_out, lambda r, c: f"{right}[{c}, {r}]{conj}", vha.shape[-2], n)
+    k.finish(size, "one-sided Jacobi SVD")
 
 
 KERNELS = {"qr": _emit_qr, "eigh": _emit_eigh, "svd": _emit_svd}
