@@ -56,7 +56,7 @@ import warnings
 
 import numpy as np
 
-from . import disk_cache, parallel
+from . import disk_cache, narrow_floats, parallel
 
 FORMAT = 1
 SYMBOL = "omnistage_aot_main"
@@ -519,6 +519,8 @@ def schedule_build(numba_program):
     if not enabled() or not getattr(numba_program.module, "_OMNISTAGE_CACHED", False):
         return None
     program = numba_program.program
+    if narrow_floats.needs_widening(program):
+        return None  # float16/bfloat16 cross the boundary as float32: the Numba path converts them
     try:
         key = program_key(program)
     except Exception:  # noqa: BLE001 - no key, no library; the Numba path is unaffected

@@ -11,7 +11,7 @@ import re
 import numpy as np
 
 from ..staging import literals
-from . import index_maps, parallel, scalar_rules
+from . import index_maps, narrow_floats, parallel, scalar_rules
 from ..staging.program import eqn
 from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
@@ -34,7 +34,7 @@ def kind_of(prim):
     return OPAQUE
 
 
-NUMBA_UNSUPPORTED_DTYPES = {"float16", "bfloat16"}
+NUMBA_UNSUPPORTED_DTYPES = {"float16", "bfloat16"}  # computed in float32 after narrow_floats.widen
 
 
 class Unsupported(Exception):
@@ -180,7 +180,7 @@ class ModuleEmitter:
     function per control-flow body (bodies are closure-free Programs)."""
 
     def __init__(self, program, vmath_lookup):
-        program = _numba_ready(program)
+        program = _numba_ready(narrow_floats.widen(program, Unsupported))
         self.program = program
         self.vmath_lookup = vmath_lookup
         self.vmath_used = set()

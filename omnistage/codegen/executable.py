@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from ..staging.interpret import compile_program
-from . import disk_cache, parallel
+from . import disk_cache, narrow_floats, parallel
 
 
 def _vmath_lookup():
@@ -49,8 +49,14 @@ class NumbaProgram:
         if serial_first and serial != self.source:
             self._parallel_fn, self._fn = self._fn, getattr(disk_cache.load_module(serial), self.fn_name)
             self._serial_s = 0.0
+        # float16/bfloat16 inputs, outputs and constants are float32 in compiled code (narrow_floats)
+        narrow_in, self._narrow_out = narrow_floats.narrow_boundary(program)
+        self._widen_in = [i for i, n in enumerate(narrow_in) if n]
+        self._any_narrow_out = any(self._narrow_out)
+        consts = [np.asarray(c, np.float32) if narrow_floats.needs_widening_value(c) else c
+                  for c in program.consts.values()]
         # rank-0 values cross into generated code as scalars
-        self._consts = tuple(_to_kernel(np.ascontiguousarray(c)) for c in program.consts.values())
+        self._consts = tuple(_to_kernel(np.ascontiguousarray(c) if np.ndim(c) else np.asarray(c)) for c in consts)
         self._scalar_in = [a.ndim == 0 for a in program.in_avals]
         self._any_scalar_in = any(self._scalar_in)
         self.after_first_call = None  # a callable run once, after the first call returns
@@ -61,6 +67,10 @@ class NumbaProgram:
             args = [a[()] if s else a for a, s in zip(args, self._scalar_in)]
         if self._fallback is not None:
             return self._fallback(*[np.asarray(a) for a in args])
+        if self._widen_in:
+            args = list(args)
+            for i in self._widen_in:
+                args[i] = np.float32(args[i]) if self._scalar_in[i] else np.asarray(args[i], np.float32)
         if self._serial_s is not None and self._serial_s > parallel.TIER_UP_S:
             self._fn, self._serial_s = self._parallel_fn, None
         start = time.perf_counter() if self._serial_s is not None else 0.0
@@ -81,6 +91,8 @@ class NumbaProgram:
             )
             self._fallback = InterpretedProgram(self.program)
             return self._fallback(*[np.asarray(a) for a in args])
+        if self._any_narrow_out:
+            out = tuple(o if n is None else _narrowed(o, n) for o, n in zip(out, self._narrow_out))
         if self._serial_s is not None:
             self._serial_s += time.perf_counter() - start if self._counting else 0.0
             self._counting = True
@@ -91,6 +103,13 @@ class NumbaProgram:
 
     def as_text(self):
         return self.source
+
+
+def _narrowed(value, dtype):
+    """A float32 result of compiled code as the float16/bfloat16 output it stands for (exact:
+    the value is already on the narrow value set)."""
+    narrow = np.asarray(value).astype(dtype)
+    return narrow[()] if narrow.ndim == 0 and not isinstance(value, np.ndarray) else narrow
 
 
 def _is_numba_compile_error(exc):

@@ -180,6 +180,8 @@ RULES = {
     "complex": _complex,
     "fma": _fma,
     "population_count": _call("popcount"),
+    # float16/bfloat16 computed in float32 (narrow_floats.py): round onto the narrow value set
+    "round_to_narrow": lambda ctx, a, dtype: f"_rt.round_to_{dtype}({a})",
 }
 
 # results that Numba may widen, so the emitter casts them back to the result dtype

@@ -429,3 +429,65 @@ def threefry2x32(k1, k2, x1, x2):
     x0, x1 = _four_rounds(x0, x1, 13, 15, 26, 6)
     x0, x1 = np.uint32(x0 + k3), np.uint32(x1 + k1 + np.uint32(5))
     return x0, x1
+
+
+# --- float16 / bfloat16 values computed in float32 (codegen/narrow_floats.py) ---------------------
+# One LLVM intrinsic each (integer work in the float's own width, so the loop vectorizer keeps
+# float32 lanes): round to nearest even onto the narrow type's value set, result in float32.
+
+
+def _fabs(builder, v):
+    return builder.call(builder.module.declare_intrinsic("llvm.fabs", [v.type]), [v])
+
+
+def _round_float16(builder, x):
+    """float16(x) as a float32, rounded once from x's own precision as NumPy's
+    float->half conversions do: normal results keep 11 significant bits, subnormal ones are
+    multiples of 2**-24, |x| past the largest half (65504) rounds to inf, NaN stays NaN."""
+    fty = x.type
+    ity = ir.IntType(32 if fty == ir.FloatType() else 64)
+    shift = 13 if ity.width == 32 else 42  # mantissa bits dropped
+    ax = _fabs(builder, x)
+    bits = builder.bitcast(ax, ity)
+    lsb = builder.and_(builder.lshr(bits, ir.Constant(ity, shift)), ir.Constant(ity, 1))
+    up = builder.add(builder.add(bits, ir.Constant(ity, (1 << (shift - 1)) - 1)), lsb)
+    normal = builder.bitcast(builder.and_(up, ir.Constant(ity, -(1 << shift))), fty)
+    scaled = builder.fmul(ax, ir.Constant(fty, 2.0 ** 24))  # exact
+    rint = builder.call(builder.module.declare_intrinsic("llvm.rint", [fty]), [scaled])
+    sub = builder.fmul(rint, ir.Constant(fty, 2.0 ** -24))
+    r = builder.select(builder.fcmp_ordered("<", ax, ir.Constant(fty, 2.0 ** -14)), sub, normal)
+    r = builder.select(builder.fcmp_ordered(">", r, ir.Constant(fty, 65504.0)), ir.Constant(fty, float("inf")), r)
+    copysign = builder.module.declare_intrinsic("llvm.copysign", [fty], ir.FunctionType(fty, [fty, fty]))
+    r = builder.call(copysign, [r, x])
+    r = builder.select(builder.fcmp_unordered("uno", x, x), x, r)
+    return r if fty == ir.FloatType() else builder.fptrunc(r, ir.FloatType())
+
+
+def _round_bfloat16(builder, x):
+    """bfloat16(x) as a float32 (float64 goes through float32 first, as ml_dtypes does)."""
+    if x.type != ir.FloatType():
+        x = builder.fptrunc(x, ir.FloatType())
+    i32 = ir.IntType(32)
+    bits = builder.bitcast(x, i32)
+    lsb = builder.and_(builder.lshr(bits, ir.Constant(i32, 16)), ir.Constant(i32, 1))
+    up = builder.add(builder.add(bits, ir.Constant(i32, 0x7FFF)), lsb)
+    r = builder.bitcast(builder.and_(up, ir.Constant(i32, -(1 << 16))), ir.FloatType())
+    return builder.select(builder.fcmp_unordered("uno", x, x), x, r)
+
+
+def _narrow_rounding(round_ir):
+    @intrinsic
+    def step(typingctx, x):
+        if x not in (types.float32, types.float64):
+            return None
+
+        def codegen(context, builder, sig, args):
+            return round_ir(builder, args[0])
+
+        return types.float32(x), codegen
+
+    return step
+
+
+round_to_float16 = _narrow_rounding(_round_float16)
+round_to_bfloat16 = _narrow_rounding(_round_bfloat16)

@@ -243,11 +243,13 @@ class Program:
 def _const_source(value):
     """Python source that rebuilds the constant exactly (shape and dtype included)."""
     v = np.asarray(value)
-    if v.dtype.kind in "fc" and not np.all(np.isfinite(v)):
+    # NumPy has no np.bfloat16 (ml_dtypes registers the name 'bfloat16' with np.dtype)
+    dtype = f"np.{v.dtype.name}" if hasattr(np, v.dtype.name) else repr(v.dtype.name)
+    if v.dtype.kind in "fcV" and not np.all(np.isfinite(v.astype(np.float64) if v.dtype.kind == "V" else v)):
         # nan/inf have no literal: rebuild from the raw bytes
         raw = np.ascontiguousarray(v).tobytes().hex()
-        return f"np.frombuffer(bytes.fromhex({raw!r}), dtype=np.{v.dtype.name}).reshape({v.shape!r})"
-    src = f"np.array({v.tolist()!r}, dtype=np.{v.dtype.name})"
+        return f"np.frombuffer(bytes.fromhex({raw!r}), dtype={dtype}).reshape({v.shape!r})"
+    src = f"np.array({v.tolist()!r}, dtype={dtype})"
     return src if v.size or v.ndim == 1 else f"{src}.reshape({v.shape!r})"
 
 

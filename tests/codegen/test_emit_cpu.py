@@ -151,9 +151,14 @@ def test_argmax_and_reductions_to_scalars():
     _same(lambda x: (jnp.argmax(x, axis=1), x.min(0)), jnp.array([[1.0, 5.0, 2.0], [7.0, 0.0, 7.0]]))
 
 
-def test_float16_falls_back_to_the_interpreter_with_a_reason():
+def test_float16_is_computed_in_float32_and_rounded_after_each_operation():
     src = _source(lambda x: x * 2, jnp.ones(3, jnp.float16))
-    assert "interpreted by NumPy" in src and "float16" in src
+    assert "interpreted by NumPy" not in src and "_rt.round_to_float16(" in src  # narrow_floats.py
+
+
+def test_a_program_the_emitter_refuses_falls_back_to_the_interpreter_with_a_reason():
+    src = _source(lambda x: lax.bitcast_convert_type(x * 2, jnp.uint16), jnp.ones(3, jnp.float16))
+    assert "interpreted by NumPy" in src and "bitcast_convert_type of float16" in src
 
 
 def test_a_numba_compile_error_falls_back_to_the_interpreter_with_one_warning(monkeypatch):

@@ -1,0 +1,154 @@
+"""float16 and bfloat16 in compiled code: `widen(program)` rewrites a Program so that Numba,
+which has no arithmetic on either type, can compile it, as XLA's float normalization does.
+
+Every float16/bfloat16 value becomes a float32 value that lies on the narrow type's value set:
+each statement that produced a narrow result now produces float32, and a `round_to_narrow`
+statement after it rounds that to the nearest narrow value (ties to even, overflow to inf,
+float16 subnormals exact; `support.round_to_float16/bfloat16`) and keeps it in float32. NumPy and
+ml_dtypes compute each float16/bfloat16 operation in float32 and round the result, so
+elementwise results equal the eager path's exactly. Reductions and contractions accumulate in
+float32 and round once (XLA does the same; NumPy's own float16 sums round along the way), and a
+conversion from float64 rounds once, directly from float64, as NumPy's does.
+
+Statements whose results are copies of operand values (reshapes, selects, max/min, sorts,
+control flow whose bodies round for themselves) need no rounding. A bitcast from or to a narrow
+float must see its bits, which the widened value no longer has: such programs stay on the
+interpreter (`Unsupported`).
+
+The compiled entry function takes and returns float32 arrays where the Program has narrow ones:
+`narrow_boundary(program)` tells the executable which to convert.
+"""
+import ast
+import copy
+
+import numpy as np
+
+from ..staging import literals
+from ..staging.convert import all_names
+from ..staging.naming import Namer
+from ..staging.program import Program, eqn, is_eqn, make_stmt, name_atom
+
+NARROW = ("float16", "bfloat16")
+WIDE = np.dtype(np.float32)
+ROUND = "round_to_narrow"
+
+# results that are operand values, or made of them, unchanged: already narrow values
+EXACT = {
+    "neg", "abs", "select_n", "max", "min", "sign", "floor", "ceil", "round", "round_away", "reshape",
+    "broadcast_in_dim", "transpose", "squeeze", "expand_dims", "rev", "slice", "dynamic_slice",
+    "dynamic_update_slice", "gather", "concatenate", "pad", "sort", "copy", "reduce_max", "reduce_min",
+    "cummax", "cummin", "scatter", ROUND,
+    "cond", "while_loop", "scan",  # their bodies round for themselves
+}
+
+
+def _narrow(dtype):
+    try:
+        return np.dtype(dtype).name in NARROW
+    except TypeError:
+        return False
+
+
+def needs_widening_value(value):
+    return _narrow(np.asarray(value).dtype)
+
+
+def needs_widening(program):
+    return any(_narrow(a.dtype) for a in program.avals.values()) or any(
+        needs_widening_value(c) for c in program.consts.values())
+
+
+def narrow_boundary(program):
+    """([narrow dtype name or None per input], [... per output]) of `program` (not widened)."""
+    name = lambda a: np.dtype(a.dtype).name if _narrow(a.dtype) else None  # noqa: E731
+    return [name(a) for a in program.in_avals], [name(a) for a in program.out_avals]
+
+
+class _WideLiterals(ast.NodeTransformer):
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if literals.is_literal(node) and node.func.attr in NARROW:
+            return literals.literal_ast(np.float32(literals.literal_value(node)))
+        return node
+
+
+def widen(program, unsupported=ValueError):
+    """`program` with float16/bfloat16 computed in float32 (module docstring); `program` itself
+    when it has no narrow values. Raises `unsupported` for statements that need narrow bits."""
+    if not needs_widening(program):
+        return program
+    fn = _WideLiterals().visit(copy.deepcopy(program.fn))
+    narrow_of = {n: np.dtype(a.dtype).name for n, a in program.avals.items() if _narrow(a.dtype)}
+    avals = {n: a.update(dtype=WIDE) if n in narrow_of else a for n, a in program.avals.items()}
+    consts = {n: np.asarray(c, WIDE) if _narrow(np.asarray(c).dtype) else c for n, c in program.consts.items()}
+    fresh = Namer(all_names(fn)).fresh
+
+    def rewrite(body):
+        out = []
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef):
+                rewrite(stmt.body)
+                out.append(stmt)
+                continue
+            if not is_eqn(stmt):
+                out.append(stmt)
+                continue
+            e = eqn(stmt)
+            loc = getattr(stmt, "loc", None)
+            in_narrow = [a.id in narrow_of for a in e.ins if isinstance(a, ast.Name)]
+            if e.prim == "bitcast_convert_type" and (any(in_narrow) or any(o in narrow_of for o in e.outs)):
+                raise unsupported("bitcast_convert_type of float16/bfloat16 (needs the narrow bits)")
+            if e.prim == "convert_element_type" and _narrow(e.params.get("new_dtype")):
+                out.extend(_convert_to_narrow(e, avals, program, fresh, loc, unsupported))
+                continue
+            _widen_dtype_params(stmt)
+            rounded = [o for o in e.outs if o in narrow_of] if e.prim not in EXACT else []
+            if not rounded:
+                out.append(stmt)
+                continue
+            renamed = {o: fresh(f"{o}_f32") for o in rounded}
+            for o, tmp in renamed.items():
+                avals[tmp] = avals[o]
+            _rename_targets(stmt, renamed)
+            out.append(stmt)
+            for o, tmp in renamed.items():
+                out.append(make_stmt([o], ROUND, [name_atom(tmp)], {"dtype": narrow_of[o]}, loc))
+        body[:] = out
+
+    rewrite(fn.body)
+    return Program(fn, avals, consts, program.debug_name)
+
+
+def _convert_to_narrow(e, avals, program, fresh, loc, unsupported):
+    """convert_element_type(x, new_dtype=float16) as round_to_narrow, from x's float32/float64
+    value (integers and bools through float64, where every int32 is exact)."""
+    (x,) = e.ins
+    src = literals.literal_aval(x) if literals.is_literal(x) else program.avals[x.id]
+    kind = np.dtype(src.dtype).kind
+    if kind == "c":
+        raise unsupported("convert_element_type from complex to float16/bfloat16")
+    stmts = []
+    if kind in "iub":
+        wide = fresh(f"{e.outs[0]}_f64")
+        avals[wide] = avals[e.outs[0]].update(dtype=np.dtype(np.float64))
+        stmts.append(make_stmt([wide], "convert_element_type", [x], {"new_dtype": "float64", "weak_type": False}, loc))
+        x = name_atom(wide)
+    elif literals.is_literal(x) and literals.literal_aval(x).dtype.name in NARROW:
+        x = literals.literal_ast(np.float32(literals.literal_value(x)))
+    stmts.append(make_stmt(e.outs, ROUND, [x], {"dtype": np.dtype(e.params["new_dtype"]).name}, loc))
+    return stmts
+
+
+def _widen_dtype_params(stmt):
+    for kw in stmt.value.keywords:
+        if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str) and kw.value.value in NARROW:
+            kw.value = ast.Constant("float32")
+
+
+def _rename_targets(stmt, renamed):
+    for node in ast.walk(stmt.targets[0]):
+        if isinstance(node, ast.Name) and node.id in renamed:
+            node.id = renamed[node.id]
+
+
+__all__ = ["widen", "needs_widening", "needs_widening_value", "narrow_boundary", "NARROW", "ROUND"]
