@@ -3,8 +3,9 @@ PTX check): (name, function, argument factory) entries, small shapes.
 
 The CUDA kernels compare with the CPU backend element by element here, so these programs only
 return what the decompositions determine: Q and R (LAPACK's sign conventions, which the QR
-kernel follows), eigenvalues and singular values, and sign-invariant uses of the vectors
-(reconstructions, projectors, gradients of spectral losses, pinv, norm(ord=2), matrix_rank)."""
+kernel follows, complex ones included), eigenvalues and singular values, and sign- (for
+complex operands phase-) invariant uses of the vectors (reconstructions, projectors,
+gradients of spectral losses, pinv, norm(ord=2), matrix_rank)."""
 import numpy as np
 
 import omnistage
@@ -19,6 +20,19 @@ def _f32(*shape, seed=0):
 def _sym32(*shape, seed=0):
     a = _f32(*shape, seed=seed)
     return ((a + np.swapaxes(a, -1, -2)) / 2).astype(np.float32)
+
+
+def _c64(*shape, seed=0):
+    return (_f32(*shape, seed=seed) + 1j * _f32(*shape, seed=seed + 10)).astype(np.complex64)
+
+
+def _herm64(*shape, seed=0):
+    a = _c64(*shape, seed=seed)
+    return ((a + np.conj(np.swapaxes(a, -1, -2))) / 2).astype(np.complex64)
+
+
+def _h(x):
+    return jnp.conj(jnp.swapaxes(x, -1, -2))
 
 
 def qr_complete_and_reduced(tall, wide):
@@ -56,6 +70,26 @@ def spectral_grads(a, s):
     return g_eig, g_svd
 
 
+def complex_qr(tall, wide):
+    q1, r1 = jnp.linalg.qr(tall, mode="complete")
+    q2, r2 = jnp.linalg.qr(wide)
+    return q1, r1, q2, r2, q1 @ r1
+
+
+def complex_eigh(a, b):
+    """Eigenvalues (real, float32) and phase-invariant reconstructions, both triangles."""
+    w, v = jnp.linalg.eigh(a)
+    v2, w2 = lax_linalg.eigh(b, lower=False, symmetrize_input=False)
+    return w, (v * w[..., None, :]) @ _h(v), w2, (v2 * w2[..., None, :]) @ _h(v2)
+
+
+def complex_svd(tall, wide):
+    s1 = jnp.linalg.svd(tall, compute_uv=False)
+    u, s, vh = jnp.linalg.svd(wide, full_matrices=False)
+    uf, sf, vhf = jnp.linalg.svd(tall)
+    return s1, (u * s[..., None, :]) @ vh, uf @ _h(uf), sf, (uf[..., :, :3] * sf[..., None, :]) @ vhf
+
+
 PROGRAMS = [
     ("qr_complete_and_reduced", qr_complete_and_reduced, lambda: (_f32(2, 5, 3), _f32(3, 4, seed=1))),
     ("eigh_spectrum", eigh_spectrum, lambda: (_sym32(3, 4, 4),)),
@@ -63,4 +97,7 @@ PROGRAMS = [
     ("svd_values_and_reconstruction", svd_values_and_reconstruction, lambda: (_f32(2, 5, 3), _f32(3, 5, seed=1))),
     ("spectral_uses", spectral_uses, lambda: (_f32(4, 3, seed=3),)),
     ("spectral_grads", spectral_grads, lambda: (_f32(4, 3, seed=4), _sym32(3, 3, seed=5))),
+    ("complex_qr", complex_qr, lambda: (_c64(2, 5, 3), _c64(3, 4, seed=1))),
+    ("complex_eigh", complex_eigh, lambda: (_herm64(3, 4, 4), _c64(2, 3, 3, seed=2))),
+    ("complex_svd", complex_svd, lambda: (_c64(2, 5, 3), _c64(3, 5, seed=1))),
 ]

@@ -1,7 +1,9 @@
-"""The CUDA qr, eigh and svd kernels under Numba's CUDA simulator: no host round trip, results
-of the CPU backend (LAPACK in float64, rounded) to tolerance. QR's signs are LAPACK's and
-compared directly; eigenvectors and singular vector pairs are compared up to sign (the only
-freedom where the values are distinct), plus reconstruction and orthogonality."""
+"""The CUDA qr, eigh and svd kernels under Numba's CUDA simulator, real and complex: no host
+round trip, results of the CPU backend (LAPACK in float64/complex128, rounded) to tolerance.
+QR's signs and phases are LAPACK's and compared directly; eigenvectors and singular vector
+pairs are compared up to sign, for complex operands up to a unit complex phase (the only
+freedom where the values are distinct; u_k and v_k share theirs), plus reconstruction and
+orthogonality."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 import omnistage
 import omnistage.numpy as jnp
 from omnistage.codegen.cuda import runtime
+from omnistage.core.array import GpuArray
 from omnistage.lax import linalg as lax_linalg
 
 pytestmark = pytest.mark.skipif(not runtime.is_usable(), reason="neither a GPU nor Numba's CUDA simulator is usable")
@@ -32,37 +35,50 @@ def _source(f, *args):
 
 
 def _tol(dtype):
-    return 2e-5 if np.dtype(dtype) == np.float32 else 1e-11
+    return 2e-5 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-11
 
 
 def _close(got, want, dtype, scale=1.0):
     np.testing.assert_allclose(got, want, rtol=_tol(dtype), atol=_tol(dtype) * scale, equal_nan=True)
 
 
-def _columns_up_to_sign(got, want, dtype, axis=-1):
-    """Columns (axis=-1) or rows (axis=-2) of got equal want's, each up to its sign."""
+def _h(x):
+    """The conjugate transpose of the last two axes."""
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _columns_up_to_phase(got, want, dtype, axis=-1):
+    """Columns (axis=-1) or conjugated rows (axis=-2) of got equal want's, each times a unit
+    number (a sign for real ones): |<want_k, got_k>| = 1; returns <want_k, got_k>."""
     if axis == -2:
-        got, want = np.swapaxes(got, -1, -2), np.swapaxes(want, -1, -2)
-    dots = np.sum(got.astype(np.float64) * want, axis=-2, keepdims=True)
-    _close(got * np.where(dots < 0, -1, 1).astype(got.dtype), want, dtype)
+        got, want = _h(got), _h(want)
+    dots = np.sum(np.conj(want).astype(np.complex128) * got, axis=-2, keepdims=True)
+    np.testing.assert_allclose(np.abs(dots), 1.0, atol=10 * _tol(dtype))
+    phase = dots / np.abs(dots)
+    _close(got, (want * (phase if np.dtype(dtype).kind == "c" else phase.real)).astype(got.dtype), dtype)
+    return dots[..., 0, :]
 
 
 def _orthonormal_columns(q, dtype):
     k = q.shape[-1]
-    gram = np.swapaxes(q, -1, -2).astype(np.float64) @ q
+    gram = _h(q).astype(np.complex128) @ q
     np.testing.assert_allclose(gram, np.broadcast_to(np.eye(k), gram.shape), atol=10 * _tol(dtype))
 
 
 def _matrix(shape, dtype=np.float32, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
 
 
 def _symmetric(shape, dtype=np.float32, seed=0):
-    a = _matrix(shape, np.float64, seed)
-    return ((a + np.swapaxes(a, -1, -2)) / 2).astype(dtype)
+    """Symmetric, or Hermitian for a complex dtype."""
+    a = _matrix(shape, np.complex128 if np.dtype(dtype).kind == "c" else np.float64, seed)
+    return ((a + _h(a)) / 2).astype(dtype)
 
 
-# --- no host round trip; complex on the host ---------------------------------------------------
+# --- no host round trip, real or complex ------------------------------------------------------
 
 _ROUND_TRIP_CASES = [
     ("qr", lambda x: jnp.linalg.qr(x, mode="complete"), (4, 3)),
@@ -73,22 +89,29 @@ _ROUND_TRIP_CASES = [
 ]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
 @pytest.mark.parametrize("prim,f,shape", _ROUND_TRIP_CASES)
-def test_no_host_round_trip(prim, f, shape):
-    text = _source(f, _matrix(shape))
+def test_no_host_round_trip(prim, f, shape, dtype):
+    text = _source(f, _matrix(shape, dtype))
     assert "runs on the host" not in text and "host_call" not in text
-    # one kernel launch per decomposition: copy in, decompose, round out
-    assert "_dd." in text and text.count("one thread per matrix") == 1
+    # one kernel launch per decomposition: copy in, decompose, round out; complex operands
+    # call the complex routines on complex128 scratch
+    routines, scratch = ("_dz.", "np.complex128") if dtype == np.complex64 else ("_dd.", "np.float64")
+    assert routines in text and text.count("one thread per matrix") == 1
+    assert f"{scratch})  # " in text and ("_dd." not in text if dtype == np.complex64 else "_dz." not in text)
 
 
-@pytest.mark.parametrize("f", [lambda x: jnp.linalg.qr(x), lambda x: jnp.linalg.svd(x)[1],
-                               lambda x: jnp.linalg.eigvalsh(x @ jnp.conj(x.T))])
-def test_complex_operands_still_run_on_the_host(f):
-    x = (_matrix((3, 3)) + 1j * _matrix((3, 3), seed=1)).astype(np.complex64)
-    assert "runs on the host" in _source(f, x)
-    got, want = _both(f, x)
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+def test_complex_decompositions_copy_nothing_to_the_host(monkeypatch):
+    x = omnistage.device_put(_matrix((2, 4, 3), np.complex64, seed=16), "gpu")
+    f = omnistage.jit(lambda v: (jnp.linalg.qr(v), jnp.linalg.svd(v), jnp.linalg.svd(v, compute_uv=False),
+                                 jnp.linalg.eigh(v[..., :3, :])), backend="cuda")
+    f(x)  # compiled before counting
+    copies = []
+    for name in ("to_host", "host_call"):
+        original = getattr(runtime, name)
+        monkeypatch.setattr(runtime, name, lambda *a, _o=original: copies.append(a) or _o(*a))
+    outs = omnistage.tree_util.tree_leaves(f(x))
+    assert copies == [] and len(outs) == 8 and all(isinstance(o, GpuArray) for o in outs)
 
 
 # --- qr ---------------------------------------------------------------------------------------
@@ -102,8 +125,9 @@ def _check_qr(a, mode):
     q, r = got
     if a.size:
         _orthonormal_columns(q, a.dtype)
-        np.testing.assert_allclose(q.astype(np.float64) @ r, a, atol=10 * _tol(a.dtype) * scale)
+        np.testing.assert_allclose(q.astype(np.complex128) @ r, a, atol=10 * _tol(a.dtype) * scale)
         assert np.all(np.tril(r, -1) == 0)
+        assert np.all(np.diagonal(r, axis1=-2, axis2=-1).imag == 0)  # zlarfg's beta is real
     return q, r
 
 
@@ -118,6 +142,25 @@ def test_qr_float64(x64):
         _check_qr(_matrix(shape, np.float64, seed=1), "complete")
 
 
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 4, 2), (1, 1), (1, 4), (4, 1)])
+@pytest.mark.parametrize("mode", ["complete", "reduced"])
+def test_complex_qr_matches_the_cpu_backend(shape, mode):
+    """zgeqrf/zungqr's conventions: Q and R themselves equal the CPU's, not up to phases."""
+    _check_qr(_matrix(shape, np.complex64, seed=sum(shape)), mode)
+
+
+def test_complex_qr_complex128_and_columns_already_reduced(x64):
+    for shape in [(6, 4), (4, 6), (2, 3, 3)]:
+        _check_qr(_matrix(shape, np.complex128, seed=1), "complete")
+    # zlarfg: a complex diagonal entry over zeros is still reflected (to make R's diagonal
+    # real); a real one over zeros is left alone (tau = 0), a negative one stays negative
+    a = np.array([[1 + 2j, 3, 1j], [0, -2, 1 - 1j], [0, 0, 4j]], np.complex128)
+    q, r = _check_qr(a, "complete")
+    np.testing.assert_allclose(np.abs(np.diagonal(r)), [np.sqrt(5), 2, 4], rtol=1e-14)
+    assert r[1, 1] == -2
+    _check_qr(np.zeros((3, 2), np.complex128), "reduced")
+
+
 def test_qr_rank_deficient_and_zero_columns():
     a = _matrix((5, 4), seed=3)
     a[:, 1] = 0
@@ -128,15 +171,17 @@ def test_qr_rank_deficient_and_zero_columns():
 
 
 def test_qr_of_empty_and_nan_matrices():
-    for shape in [(0, 3), (3, 0), (0, 3, 3), (2, 0, 0)]:
-        for mode in ("complete", "reduced"):
-            _check_qr(np.zeros(shape, np.float32), mode)
-    a = _matrix((2, 3, 3))
-    a[1, 0, 2] = np.nan
-    got, want = _both(lambda x: jnp.linalg.qr(x), a)
-    for g, w in zip(got, want):
-        assert np.isnan(g[1]).all() and not np.isnan(g[0]).any()
-        _close(g, w, a.dtype)
+    for dtype in (np.float32, np.complex64):
+        for shape in [(0, 3), (3, 0), (0, 3, 3), (2, 0, 0)]:
+            for mode in ("complete", "reduced"):
+                _check_qr(np.zeros(shape, dtype), mode)
+    for dtype, bad in ((np.float32, np.nan), (np.complex64, complex(1, np.inf))):
+        a = _matrix((2, 3, 3), dtype)
+        a[1, 0, 2] = bad
+        got, want = _both(lambda x: jnp.linalg.qr(x), a)
+        for g, w in zip(got, want):
+            assert np.isnan(g[1]).all() and not np.isnan(g[0]).any()
+            _close(g, w, a.dtype)
 
 
 # --- eigh -------------------------------------------------------------------------------------
@@ -148,12 +193,13 @@ def _check_eigh(a, lower=True, symmetrize=True, distinct=True):
     scale = max(1.0, float(np.abs(a).max()))
     _close(w, w_cpu, a.dtype, scale)
     assert np.all(np.diff(w, axis=-1) >= 0)  # ascending
+    assert w.dtype == np.zeros(0, a.dtype).real.dtype  # real eigenvalues, float32 for complex64
     _orthonormal_columns(v, a.dtype)
-    recon = (v.astype(np.float64) * w[..., None, :]) @ np.swapaxes(v, -1, -2)
-    np.testing.assert_allclose(recon, (v_cpu.astype(np.float64) * w_cpu[..., None, :]) @ np.swapaxes(v_cpu, -1, -2),
+    recon = (v.astype(np.complex128) * w[..., None, :]) @ _h(v)
+    np.testing.assert_allclose(recon, (v_cpu.astype(np.complex128) * w_cpu[..., None, :]) @ _h(v_cpu),
                                atol=20 * _tol(a.dtype) * scale)
     if distinct:
-        _columns_up_to_sign(v, v_cpu, a.dtype)
+        _columns_up_to_phase(v, v_cpu, a.dtype)
     return v, w
 
 
@@ -166,12 +212,26 @@ def test_eigh_float64(x64):
     _check_eigh(_symmetric((2, 6, 6), np.float64, seed=4))
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (5, 5), (3, 4, 4)])
+def test_hermitian_eigh_matches_the_cpu_backend(shape):
+    a = _symmetric(shape, np.complex64, seed=shape[-1])
+    v, w = _check_eigh(a)
+    np.testing.assert_allclose((v.astype(np.complex128) * w[..., None, :]) @ _h(v), a, atol=1e-4)
+
+
+def test_hermitian_eigh_complex128(x64):
+    _check_eigh(_symmetric((2, 6, 6), np.complex128, seed=4))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
 @pytest.mark.parametrize("lower", [True, False])
-def test_eigh_reads_the_triangle_lower_names(lower):
-    a = _matrix((2, 4, 4), seed=5)  # not symmetric: the other triangle must be ignored
+def test_eigh_reads_the_triangle_lower_names(lower, dtype):
+    # not Hermitian, a complex diagonal: the other triangle and the diagonal's imaginary part
+    # must be ignored (zheevd reads the real part of the diagonal only)
+    a = _matrix((2, 4, 4), dtype, seed=5)
     v, w = _check_eigh(a, lower=lower, symmetrize=False)
-    tri = np.tril(a) if lower else np.triu(a)
-    sym = tri + np.swapaxes(tri, -1, -2) - np.eye(4) * np.diagonal(a, axis1=-2, axis2=-1)[..., None, :]
+    tri = np.tril(a, -1) if lower else np.triu(a, 1)
+    sym = tri + _h(tri) + np.eye(4) * np.diagonal(a, axis1=-2, axis2=-1).real[..., None, :]
     np.testing.assert_allclose(w, np.linalg.eigvalsh(sym), rtol=1e-5, atol=1e-5)
 
 
@@ -186,22 +246,35 @@ def test_eigh_repeated_eigenvalues_and_the_identity():
     np.testing.assert_array_equal(w, np.zeros(3))
 
 
-def test_eigh_eigenvectors_have_their_largest_component_positive():
-    v, _ = _check_eigh(_symmetric((3, 5, 5), seed=7))
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_eigh_eigenvectors_have_their_largest_component_positive(dtype):
+    v, _ = _check_eigh(_symmetric((3, 5, 5), dtype, seed=7))
     cols = np.swapaxes(v, -1, -2).reshape(-1, 5)
-    assert np.all(cols[np.arange(len(cols)), np.argmax(np.abs(cols), axis=1)] > 0)
+    largest = cols[np.arange(len(cols)), np.argmax(np.abs(cols), axis=1)]
+    assert np.all(largest.real > 0) and np.all(largest.imag == 0)  # real and positive
 
 
-def test_eigh_of_nan_and_empty_matrices():
-    a = _symmetric((3, 3, 3), seed=8)
+def test_hermitian_eigh_repeated_eigenvalues():
+    q = np.linalg.qr(_matrix((4, 4), np.complex128, seed=6))[0]
+    a = (q * np.array([-1.0, 2.0, 2.0, 2.0])) @ _h(q)
+    _check_eigh(a.astype(np.complex64), distinct=False)
+    v, w = _check_eigh(np.eye(3, dtype=np.complex64))
+    np.testing.assert_array_equal(v, np.eye(3))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_eigh_of_nan_and_empty_matrices(dtype):
+    a = _symmetric((3, 3, 3), dtype, seed=8)
     a[0, 1, 1] = np.nan
-    a[2, 0, 2] = np.inf  # the upper triangle, which lower=True does not read: NaN all the same
+    # the upper triangle, which lower=True does not read (for complex its imaginary part
+    # only): NaN all the same
+    a[2, 0, 2] = complex(1, np.inf) if dtype == np.complex64 else np.inf
     (v, w), (v_cpu, w_cpu) = _both(lambda x: lax_linalg.eigh(x, symmetrize_input=False), a)
     for g, c in ((v, v_cpu), (w, w_cpu)):
         assert np.isnan(g[0]).all() and np.isnan(g[2]).all() and not np.isnan(g[1]).any()
         assert np.array_equal(np.isnan(g), np.isnan(c))
     for shape in [(0, 0), (0, 3, 3)]:
-        got, want = _both(lambda x: jnp.linalg.eigh(x), np.zeros(shape, np.float32))
+        got, want = _both(lambda x: jnp.linalg.eigh(x), np.zeros(shape, dtype))
         assert all(g.size == 0 for g in got)
 
 
@@ -218,14 +291,16 @@ def _check_svd(a, full_matrices=True, distinct=True):
         _close(u, u_cpu, a.dtype)
         _close(vh, vh_cpu, a.dtype)
         return u, s, vh
+    assert s.dtype == np.zeros(0, a.dtype).real.dtype
     _orthonormal_columns(u, a.dtype)
-    _orthonormal_columns(np.swapaxes(vh, -1, -2), a.dtype)
+    _orthonormal_columns(_h(vh), a.dtype)
     k = s.shape[-1]
-    recon = (u[..., :, :k].astype(np.float64) * s[..., None, :]) @ vh[..., :k, :]
+    recon = (u[..., :, :k].astype(np.complex128) * s[..., None, :]) @ vh[..., :k, :]
     np.testing.assert_allclose(recon, a, atol=20 * _tol(a.dtype) * scale)
     if distinct:
-        _columns_up_to_sign(u[..., :, :k], u_cpu[..., :, :k], a.dtype)
-        _columns_up_to_sign(vh[..., :k, :], vh_cpu[..., :k, :], a.dtype, axis=-2)
+        u_phase = _columns_up_to_phase(u[..., :, :k], u_cpu[..., :, :k], a.dtype)
+        v_phase = _columns_up_to_phase(vh[..., :k, :], vh_cpu[..., :k, :], a.dtype, axis=-2)
+        np.testing.assert_allclose(u_phase, v_phase, atol=10 * _tol(a.dtype))  # one phase per pair
     return u, s, vh
 
 
@@ -240,41 +315,58 @@ def test_svd_float64(x64):
         _check_svd(_matrix(shape, np.float64, seed=2))
 
 
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 4, 2), (1, 3), (3, 1)])
+@pytest.mark.parametrize("full_matrices", [True, False])
+def test_complex_svd_matches_the_cpu_backend(shape, full_matrices):
+    _check_svd(_matrix(shape, np.complex64, seed=sum(shape)), full_matrices)
+
+
+def test_complex_svd_complex128(x64):
+    for shape in [(6, 4), (4, 6), (2, 3, 3)]:
+        _check_svd(_matrix(shape, np.complex128, seed=2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
-def test_singular_values_alone(shape):
-    a = _matrix((2,) + shape, seed=9)
+def test_singular_values_alone(shape, dtype):
+    a = _matrix((2,) + shape, dtype, seed=9)
     (s,), (s_cpu,) = _both(lambda x: jnp.linalg.svd(x, compute_uv=False), a)
     _close(s, s_cpu, a.dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
 @pytest.mark.parametrize("shape", [(5, 4), (4, 5)])
-def test_svd_rank_deficient_completes_orthonormal_bases(shape):
-    a = _matrix(shape[:1] + (2,), np.float64, seed=10) @ _matrix((2,) + shape[1:], np.float64, seed=11)
-    u, s, vh = _check_svd(a.astype(np.float32), distinct=False)
+def test_svd_rank_deficient_completes_orthonormal_bases(shape, dtype):
+    wide = np.complex128 if dtype == np.complex64 else np.float64
+    a = _matrix(shape[:1] + (2,), wide, seed=10) @ _matrix((2,) + shape[1:], wide, seed=11)
+    u, s, vh = _check_svd(a.astype(dtype), distinct=False)
     assert s[2:].max() < 1e-5 * s[0]
-    u, s, vh = _check_svd(np.zeros(shape, np.float32), distinct=False)
+    u, s, vh = _check_svd(np.zeros(shape, dtype), distinct=False)
     np.testing.assert_array_equal(u, np.eye(shape[0]))  # LAPACK's identities
     np.testing.assert_array_equal(vh, np.eye(shape[1]))
 
 
-def test_svd_of_nan_and_empty_matrices():
-    a = _matrix((2, 4, 3), seed=12)
-    a[1, 3, 0] = np.nan
-    got, want = _both(lambda x: jnp.linalg.svd(x), a)
-    for g, w in zip(got, want):
-        assert np.isnan(g[1]).all() and not np.isnan(g[0]).any()
-        assert np.array_equal(np.isnan(g), np.isnan(w))
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_svd_of_nan_and_empty_matrices(dtype):
+    for shape in [(2, 4, 3), (2, 3, 4)]:
+        a = _matrix(shape, dtype, seed=12)
+        a[1, 2, 0] = complex(0, np.nan) if dtype == np.complex64 else np.nan
+        got, want = _both(lambda x: jnp.linalg.svd(x), a)
+        for g, w in zip(got, want):
+            assert np.isnan(g[1]).all() and not np.isnan(g[0]).any()
+            assert np.array_equal(np.isnan(g), np.isnan(w))
     for shape in [(0, 3), (3, 0), (0, 2, 2)]:
         for full in (True, False):
-            _check_svd(np.zeros(shape, np.float32), full)
+            _check_svd(np.zeros(shape, dtype), full)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("scale", [1e200, 1e-200, 1e-310])
-def test_huge_tiny_and_subnormal_entries(x64, scale):
+def test_huge_tiny_and_subnormal_entries(x64, scale, dtype):
     """No overflow or underflow in squares (Jacobi scales by a power of two; QR rescales a
-    tiny Householder beta as dlarfg does)."""
-    a = _matrix((4, 3), np.float64, seed=15) * scale
-    sym = _symmetric((3, 3), np.float64, seed=15) * scale
+    tiny Householder beta as dlarfg/zlarfg do)."""
+    a = _matrix((4, 3), dtype, seed=15) * scale
+    sym = _symmetric((3, 3), dtype, seed=15) * scale
     for f, x in [(lambda x: jnp.linalg.qr(x, mode="complete"), a),
                  (lambda x: jnp.linalg.svd(x, compute_uv=False), a), (jnp.linalg.eigvalsh, sym)]:
         got, want = _both(f, x)
@@ -290,8 +382,9 @@ def test_a_batch_larger_than_the_grid_uses_the_grid_stride_loop():
     _close(got[0], want[0], a.dtype, 3.0)
 
 
-def test_results_are_deterministic():
-    a = _matrix((3, 4, 4), seed=14)
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_results_are_deterministic(dtype):
+    a = _matrix((3, 4, 4), dtype, seed=14)
     f = lambda x: (jnp.linalg.svd(x), jnp.linalg.eigh(x + jnp.swapaxes(x, -1, -2)), jnp.linalg.qr(x))  # noqa: E731
     first, second = _run(f, a, backend="cuda"), _run(f, a, backend="cuda")
     assert all(x.tobytes() == y.tobytes() for x, y in zip(first, second))
@@ -321,3 +414,36 @@ def test_random_small_matrices_agree_with_numpy(batch, m, n, seed, zero_column):
     _close(w, np.linalg.eigvalsh(sym.astype(np.float64)), a.dtype, 3.0)
     _orthonormal_columns(v, a.dtype)
     np.testing.assert_allclose((v.astype(np.float64) * w[..., None, :]) @ np.swapaxes(v, -1, -2), sym, atol=1e-4)
+
+
+@settings(max_examples=6, deadline=None)
+@given(batch=st.sampled_from([(), (2,)]), m=st.integers(1, 4), n=st.integers(1, 4),
+       seed=st.integers(0, 2 ** 16), zero_column=st.booleans())
+def test_random_small_complex_matrices_agree_with_numpy(batch, m, n, seed, zero_column):
+    """Complex64 against NumPy's LAPACK in complex128: Q and R directly (zgeqrf's phases), the
+    values, and the vectors up to a phase per column (per singular pair)."""
+    a = _matrix(batch + (m, n), np.complex64, seed=seed)
+    if zero_column:
+        a[..., seed % n] = 0
+    wide = a.astype(np.complex128)
+    q, r = _run(lambda x: jnp.linalg.qr(x, mode="complete"), a, backend="cuda")
+    q128, r128 = np.linalg.qr(wide, mode="complete")
+    _close(q, q128, a.dtype, 3.0)
+    _close(r, r128, a.dtype, 3.0)
+    u, s, vh = _run(lambda x: jnp.linalg.svd(x, full_matrices=False), a, backend="cuda")
+    u128, s128, vh128 = np.linalg.svd(wide, full_matrices=False)
+    _close(s, s128, a.dtype, 3.0)
+    np.testing.assert_allclose((u.astype(np.complex128) * s[..., None, :]) @ vh, wide, atol=1e-4)
+    distinct = np.all(np.abs(np.diff(s128, axis=-1)) > 1e-3) and np.all(s128 > 1e-3)
+    if distinct:  # a zero column makes a zero singular value: its vectors are not determined
+        u_phase = _columns_up_to_phase(u, u128, a.dtype)
+        v_phase = _columns_up_to_phase(vh, vh128, a.dtype, axis=-2)
+        np.testing.assert_allclose(u_phase, v_phase, atol=1e-3)
+    herm = _symmetric(batch + (m, m), np.complex64, seed=seed)
+    v, w = _run(lambda x: lax_linalg.eigh(x, symmetrize_input=False), herm, backend="cuda")
+    w128, v128 = np.linalg.eigh(herm.astype(np.complex128))
+    _close(w, w128, a.dtype, 3.0)
+    _orthonormal_columns(v, a.dtype)
+    np.testing.assert_allclose((v.astype(np.complex128) * w[..., None, :]) @ _h(v), herm, atol=1e-4)
+    if np.all(np.diff(w128, axis=-1) > 1e-3):
+        _columns_up_to_phase(v, v128, a.dtype)

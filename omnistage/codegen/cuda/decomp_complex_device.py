@@ -83,8 +83,8 @@ def _reciprocal(re, im):
 
 @_device
 def _unit_phase(a, col, rows):
-    """The unit complex number that makes the first largest-modulus entry of a[:rows, col] real
-    and positive (1 for a zero column)."""
+    """(the unit complex number that makes the first largest-modulus entry of a[:rows, col]
+    real and positive (1 for a zero column), that entry's row)."""
     best, at = -1.0, 0
     for r in range(rows):
         z = a[r, col]
@@ -94,8 +94,17 @@ def _unit_phase(a, col, rows):
     big = a[at, col]
     modulus = math.hypot(big.real, big.imag)
     if modulus == 0.0:
-        return complex(1.0, 0.0)
-    return complex(big.real / modulus, -big.imag / modulus)
+        return complex(1.0, 0.0), at
+    return complex(big.real / modulus, -big.imag / modulus), at
+
+
+@_device
+def _rotate_phase(a, col, rows, phase, at):
+    """a[:rows, col] *= phase, the entry at row `at` made exactly real (as zgeev does: the
+    product leaves a rounding-size imaginary part)."""
+    for r in range(rows):
+        a[r, col] = phase * a[r, col]
+    a[at, col] = complex(a[at, col].real, 0.0)
 
 
 # --- shared phases ---------------------------------------------------------------------------
@@ -305,9 +314,8 @@ def eigh_sorted(a, v, w, e):
             w[at] = x
             _swap_columns(v, i, at)
     for j in range(n):
-        phase = _unit_phase(v, j, n)
-        for r in range(n):
-            v[r, j] = phase * v[r, j]
+        phase, at = _unit_phase(v, j, n)
+        _rotate_phase(v, j, n, phase, at)
 
 
 # --- svd -------------------------------------------------------------------------------------
@@ -384,9 +392,8 @@ def svd_sorted(w, s, v, vectors, e):
         if s[j] > 0.0:
             rank += 1
             if vectors:
-                phase = _unit_phase(v, j, q)
-                for r in range(q):
-                    v[r, j] = phase * v[r, j]
+                phase, at = _unit_phase(v, j, q)
+                _rotate_phase(v, j, q, phase, at)
                 for r in range(p):
                     z = w[r, j]
                     w[r, j] = phase * complex(z.real / s[j], z.imag / s[j])
