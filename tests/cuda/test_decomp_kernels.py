@@ -375,8 +375,9 @@ def test_huge_tiny_and_subnormal_entries(x64, scale, dtype):
             np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10 * np.abs(w).max())
 
 
-def test_a_batch_larger_than_the_grid_uses_the_grid_stride_loop():
-    a = _symmetric((40, 3, 3), seed=13)  # the simulator's grid holds 32 threads
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_a_batch_larger_than_the_grid_uses_the_grid_stride_loop(dtype):
+    a = _symmetric((40, 3, 3), dtype, seed=13)  # the simulator's grid holds 32 threads
     _check_eigh(a)
     got, want = _both(lambda x: jnp.linalg.svd(x, compute_uv=False), a)
     _close(got[0], want[0], a.dtype, 3.0)
