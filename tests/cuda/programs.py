@@ -205,7 +205,7 @@ PROGRAMS = [
 ]
 
 # the kernels kept in modules of their own have their programs in files of their own
-from . import programs_conv, programs_decomp, programs_solve, programs_sort  # noqa: E402
+from . import programs_conv, programs_decomp, programs_eig, programs_solve, programs_sort  # noqa: E402
 
-for _more in (programs_sort, programs_conv, programs_solve, programs_decomp):
+for _more in (programs_sort, programs_conv, programs_solve, programs_decomp, programs_eig):
     PROGRAMS += _more.PROGRAMS
