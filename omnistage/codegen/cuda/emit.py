@@ -10,10 +10,10 @@ NumPy. Reductions are deterministic block reductions in shared memory (a fixed t
 atomics) with a second pass over per-block partials when one output is split over several
 blocks. `dot_general` calls cuBLAS through CuPy on a GPU with CuPy, else runs a generated
 kernel. Control flow runs on the host, reading back only the scalar a branch needs.
-Sorting, convolution, the triangular solve and the small-matrix factorizations have kernels
-in modules of their own (`sort_emit`, `conv_emit`, `solve_emit`, `decomp_emit`); what still has
-none (eig, complex qr/eigh/svd, float16/bfloat16 statements) runs its NumPy implementation on
-a host copy, marked in the source. Every rank-0 value lives in a 1-element device array (`x[0]` in kernels).
+Sorting, convolution, the triangular solve, the small-matrix factorizations and eig have
+kernels in modules of their own (`sort_emit`, `conv_emit`, `solve_emit`, `decomp_emit`,
+`eig_emit`); what still has none (float16/bfloat16 statements) runs its NumPy implementation
+on a host copy, marked in the source. Every rank-0 value lives in a 1-element device array (`x[0]` in kernels).
 
 Must not import numba.cuda (the generated module does); imports `runtime` only for its
 launch constants, which do not touch the driver.
