@@ -67,7 +67,7 @@ class _Kernel:
 
     def __init__(self, driver, e, batch, scratch, routines):
         self.driver, self.e = driver, e
-        self.dd, self._import, self.work = routines
+        _, self._import, self.work = routines
         self.bidx = [f"_b{k}" for k in range(len(batch))]
         self.name, self.kb = driver.grid_body(e.outs[0], batch, self.bidx)
         for local, buffer in scratch.items():
@@ -142,7 +142,7 @@ def _emit_qr(driver, e):
     driver.alloc(q_out, qa, comment)
     driver.alloc(r_out, ra)
     routines = _routines(driver, e)
-    dd, work = routines[0], routines[2]
+    dd, _, work = routines
     scratch = {"_a": ((m, n), work), "_tau": ((min(m, n),), work), "_q": ((m, cols), work)}
     k = _Kernel(driver, e, batch, _scratch_set(driver, q_out, scratch, size), routines)
     k.copy_in("_a", x, m, n)
@@ -166,7 +166,7 @@ def _emit_eigh(driver, e):
     if n == 0 or size == 0:
         return
     routines = _routines(driver, e)
-    dd, work = routines[0], routines[2]
+    dd, _, work = routines
     scratch = {"_a": ((n, n), work), "_v": ((n, n), work), "_w": ((n,), np.float64)}
     k = _Kernel(driver, e, batch, _scratch_set(driver, v_out, scratch, size), routines)
     k.copy_in("_a", x, n, n)
@@ -206,7 +206,7 @@ def _emit_svd(driver, e):
     p, q = (n, m) if wide else (m, n)
     ucols = p if (full and vectors) else q  # columns of the tall problem's left vectors
     routines = _routines(driver, e)
-    dd, work = routines[0], routines[2]
+    dd, _, work = routines
     scratch = {"_w": ((p, ucols), work), "_s": ((q,), np.float64), "_v": ((q, q) if vectors else (1, 1), work)}
     k = _Kernel(driver, e, batch, _scratch_set(driver, s_out, scratch, size), routines)
     k.copy_in("_w", x, p, q, transposed=wide)
