@@ -9,6 +9,8 @@ phases, in the order the kernel calls them:
 
 * `scale_to_unit`: the matrix times 2**-e, its largest component in [0.5, 1) (exact), so that
   no product below overflows or underflows needlessly; eigenvalues are scaled back.
+* `balance`: zgebal's diagonal scaling by powers of two (not its permutations), undone on
+  the eigenvectors by `unbalance`.
 * `hessenberg`: Householder reduction H = Q^H A Q (Q accumulated when vectors are wanted).
 * `schur`: single-shift complex QR iteration on H (zlahqr's scheme: Wilkinson shifts,
   exceptional shifts every 10 iterations, the Ahues-Tisseur deflation test, at most
@@ -21,7 +23,7 @@ phases, in the order the kernel calls them:
   solution is rescaled by powers of two before it could overflow), transformed back by Q.
   Left ones first: the right ones overwrite Q.
 * `normalize`: unit 2-norm columns whose largest-magnitude component (the first of equal
-  ones) is real and positive, as zgeev returns them. Left eigenvectors u satisfy
+  ones) is real and positive, as zgeev returns them (after `unbalance`). Left eigenvectors u satisfy
   u^H A = w u^H (JAX's and LAPACK's definition).
 
 Eigenvalues come in the order the deflation finds them (bottom of T upwards), not LAPACK's:
@@ -48,6 +50,11 @@ _SAFMIN = 2.0 ** -1022  # dlamch('S')
 _BIG = 2.0 ** 500  # a back-substitution entry is kept below _BIG times its pivot...
 _SHRINK = 2.0 ** -300  # ...by rescaling the partial solution by this
 _MAX_SHRINKS = 8  # enough: entries stay below ~2**501, pivots above ~2**-970
+_SFMIN1 = _SAFMIN / _ULP  # zgebal's bounds on the accumulated balancing factors
+_SFMAX1 = 1.0 / _SFMIN1
+_SFMIN2 = 2.0 * _SFMIN1
+_SFMAX2 = 1.0 / _SFMIN2
+_MAX_BALANCE_SWEEPS = 100  # zgebal loops until no row changes; this only bounds bad cases
 
 
 def _device(fn):
@@ -236,6 +243,33 @@ def _shrink_if_needed(xr, xi, start, stop, sr, si, d):
     return sr, si
 
 
+@_device
+def _line_norms(ar, ai, i):
+    """(2-norm of column i, of row i, largest modulus in column i, in row i)."""
+    cs, cq, rs, rq, ca, ra = 0.0, 1.0, 0.0, 1.0, 0.0, 0.0
+    for j in range(ar.shape[0]):
+        x = math.hypot(ar[j, i], ai[j, i])
+        y = math.hypot(ar[i, j], ai[i, j])
+        cs, cq = _ssq_step(cs, cq, x)
+        rs, rq = _ssq_step(rs, rq, y)
+        ca = x if x > ca else ca
+        ra = y if y > ra else ra
+    return cs * math.sqrt(cq), rs * math.sqrt(rq), ca, ra
+
+
+@_device
+def _balance_factor(c, r, ca, ra):
+    """The power of two f that zgebal scales column i by (row i by 1 / f) to bring its column
+    norm c and row norm r together; 1.0 when that would not shrink c + r by 5%."""
+    f, s, g = 1.0, c + r, r / 2.0
+    while c < g and (f if f > c else c) < _SFMAX2 and ca < _SFMAX2 and (r if r < g else g) > _SFMIN2 and ra > _SFMIN2:
+        f, c, ca, r, g, ra = f * 2.0, c * 2.0, ca * 2.0, r / 2.0, g / 2.0, ra / 2.0
+    g = c / 2.0
+    while g >= r and (r if r > ra else ra) < _SFMAX2 and (f if f < c else c) > _SFMIN2 and (g if g < ca else ca) > _SFMIN2:
+        f, c, g, ca, r, ra = f / 2.0, c / 2.0, g / 2.0, ca / 2.0, r * 2.0, ra * 2.0
+    return 1.0 if c + r >= 0.95 * s else f
+
+
 # --- phases ------------------------------------------------------------------------------------
 
 
@@ -267,6 +301,42 @@ def scale_to_unit(ar, ai):
             ar[i, j] = math.ldexp(ar[i, j], -e)  # not times 2**-e: that overflows for subnormal big
             ai[i, j] = math.ldexp(ai[i, j], -e)
     return e
+
+
+@_device
+def balance(ar, ai, d):
+    """a := D^-1 a D with D = diag(d) powers of two that bring each row's and column's norms
+    together (zgebal's scaling; no permutations), which makes the eigenvalues of badly scaled
+    matrices as accurate as LAPACK's. Exact; `unbalance` maps eigenvectors back."""
+    n = ar.shape[0]
+    for i in range(n):
+        d[i] = 1.0
+    for _ in range(_MAX_BALANCE_SWEEPS):
+        converged = True
+        for i in range(n):
+            c, r, ca, ra = _line_norms(ar, ai, i)
+            if c == 0.0 or r == 0.0:
+                continue
+            f = _balance_factor(c, r, ca, ra)
+            if f == 1.0 or (f < 1.0 and d[i] < 1.0 and f * d[i] <= _SFMIN1) or (
+                    f > 1.0 and d[i] > 1.0 and d[i] >= _SFMAX1 / f):
+                continue
+            d[i] *= f
+            converged = False
+            for j in range(n):
+                ar[i, j], ai[i, j] = ar[i, j] / f, ai[i, j] / f
+                ar[j, i], ai[j, i] = ar[j, i] * f, ai[j, i] * f
+        if converged:
+            return
+
+
+@_device
+def unbalance(vr, vi, d, left):
+    """Eigenvectors of `balance`'s D^-1 A D := those of A: right ones D v, left ones D^-1 u."""
+    for r in range(vr.shape[0]):
+        f = 1.0 / d[r] if left else d[r]
+        for k in range(vr.shape[1]):
+            vr[r, k], vi[r, k] = vr[r, k] * f, vi[r, k] * f
 
 
 @_device

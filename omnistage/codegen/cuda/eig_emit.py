@@ -99,7 +99,7 @@ def _emit_eig(driver, e):
     vectors = bool(left or right)
     square, vector, unused = (n, n), (n,), (1, 1)
     work = {name: _scratch(driver, f"{w_out}{name}", shape, size) for name, shape in [
-        ("_hr", square), ("_hi", square), ("_wr", vector), ("_wi", vector), ("_xr", vector), ("_xi", vector),
+        ("_hr", square), ("_hi", square), ("_wr", vector), ("_wi", vector), ("_xr", vector), ("_xi", vector), ("_d", vector),
         ("_qr", square if vectors else unused), ("_qi", square if vectors else unused),
         ("_lr", square if left else unused), ("_li", square if left else unused)]}
     k = _Kernel(driver, e, batch, work)
@@ -109,15 +109,18 @@ def _emit_eig(driver, e):
     kb.line("_ok = _ed.finite(_hr, _hi)  # inf or NaN in the matrix: NaN results, as on the CPU")
     kb.line("if _ok:")
     kb.line("    _e = _ed.scale_to_unit(_hr, _hi)")
+    kb.line("    _ed.balance(_hr, _hi, _d)")
     kb.line(f"    _ed.hessenberg(_hr, _hi, _qr, _qi, _xr, _xi, {vectors})")
     kb.line(f"    _ok = _ed.schur(_hr, _hi, _qr, _qi, {vectors})  # False: no convergence, NaN results")
     kb.line("if _ok:")
     kb.line("    _ed.eigenvalues(_hr, _hi, _wr, _wi, _e)")
     if left:  # before the right vectors, which overwrite Q
         kb.line("    _ed.left_vectors(_hr, _hi, _qr, _qi, _lr, _li, _xr, _xi)")
+        kb.line("    _ed.unbalance(_lr, _li, _d, True)")
         kb.line("    _ed.normalize(_lr, _li)")
     if right:
         kb.line("    _ed.right_vectors(_hr, _hi, _qr, _qi, _xr, _xi)")
+        kb.line("    _ed.unbalance(_qr, _qi, _d, False)")
         kb.line("    _ed.normalize(_qr, _qi)")
     kb.line("else:")
     nan_fill = ["_wr", "_wi"] + (["_lr", "_li"] if left else []) + (["_qr", "_qi"] if right else [])
