@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import omnistage
 import omnistage.numpy as jnp
-from omnistage.codegen.cuda import runtime
+from omnistage.codegen.cuda import eig_device, runtime
 from omnistage.core.array import GpuArray
 from omnistage.lax import linalg as lax_linalg
 
@@ -222,6 +222,18 @@ def test_nan_and_inf_give_nan():
     z = _matrix((2, 2), np.complex64, seed=9)
     z[1, 1] = complex(0, np.nan)
     assert all(np.isnan(g).all() for g in _check_eig(z))
+
+
+@pytest.mark.skipif(not eig_device.SIMULATED, reason="patches a device routine, which needs the simulator")
+def test_iteration_is_bounded_and_failure_gives_nan(monkeypatch):
+    # unshifted QR iteration makes no progress on a cyclic permutation (it is its own Q): the
+    # kernel gives up after its iteration bound and writes NaN, as the CPU path does where
+    # LAPACK fails; a diagonal matrix in the same batch needs no iteration
+    monkeypatch.setattr(eig_device, "_shift", lambda hr, hi, i, its: (0.0, 0.0))
+    a = np.stack([np.roll(np.eye(4, dtype=np.float32), 1, axis=0), np.diag(np.arange(4.0, dtype=np.float32))])
+    got = _run(lambda x: lax_linalg.eig(x), a, backend="cuda")
+    assert all(np.isnan(g[0]).all() and not np.isnan(g[1]).any() for g in got)
+    np.testing.assert_array_equal(got[0][1], [0, 1, 2, 3])  # a triangular matrix: its diagonal, in order
 
 
 def test_scaled_matrices(x64):
