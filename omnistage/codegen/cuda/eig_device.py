@@ -22,12 +22,13 @@ phases, in the order the kernel calls them:
   near-zero pivot T[i,i] - T[k,k] is raised to max(ulp |T[k,k]|, smlnum), and the partial
   solution is rescaled by powers of two before it could overflow), transformed back by Q.
   Left ones first: the right ones overwrite Q.
-* `normalize`: unit 2-norm columns whose largest-magnitude component (the first of equal
-  ones) is real and positive, as zgeev returns them (after `unbalance`). Left eigenvectors u satisfy
-  u^H A = w u^H (JAX's and LAPACK's definition).
+* `unbalance`, then `normalize`: unit 2-norm columns whose largest-magnitude component (the
+  first of equal ones) is real and positive, as zgeev returns them. Left eigenvectors u
+  satisfy u^H A = w u^H (JAX's and LAPACK's definition).
 
-Eigenvalues come in the order the deflation finds them (bottom of T upwards), not LAPACK's:
-JAX documents no order. Matrices without a basis of eigenvectors have no unique answer; here
+Eigenvalues come in the order of T's diagonal (a triangular matrix keeps its own), which need
+not be LAPACK's (whose real path, for one, puts each conjugate pair's positive imaginary part
+first): JAX documents no order. Matrices without a basis of eigenvectors have no unique answer; here
 their right vectors are nearly parallel, as LAPACK's are, and their left vectors are those of
 T (the CPU path inverts the right-vector matrix instead).
 
@@ -262,10 +263,10 @@ def _balance_factor(c, r, ca, ra):
     """The power of two f that zgebal scales column i by (row i by 1 / f) to bring its column
     norm c and row norm r together; 1.0 when that would not shrink c + r by 5%."""
     f, s, g = 1.0, c + r, r / 2.0
-    while c < g and (f if f > c else c) < _SFMAX2 and ca < _SFMAX2 and (r if r < g else g) > _SFMIN2 and ra > _SFMIN2:
+    while c < g and f < _SFMAX2 and c < _SFMAX2 and ca < _SFMAX2 and r > _SFMIN2 and g > _SFMIN2 and ra > _SFMIN2:
         f, c, ca, r, g, ra = f * 2.0, c * 2.0, ca * 2.0, r / 2.0, g / 2.0, ra / 2.0
     g = c / 2.0
-    while g >= r and (r if r > ra else ra) < _SFMAX2 and (f if f < c else c) > _SFMIN2 and (g if g < ca else ca) > _SFMIN2:
+    while g >= r and r < _SFMAX2 and ra < _SFMAX2 and f > _SFMIN2 and c > _SFMIN2 and g > _SFMIN2 and ca > _SFMIN2:
         f, c, g, ca, r, ra = f / 2.0, c / 2.0, g / 2.0, ca / 2.0, r * 2.0, ra * 2.0
     return 1.0 if c + r >= 0.95 * s else f
 

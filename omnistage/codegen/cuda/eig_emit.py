@@ -4,11 +4,12 @@ matrix of the batch.
 `KERNELS` maps the primitive to its rule `rule(driver, e)` (a `HostDriver` and the
 statement); `emit.py` merges it into `OPAQUE_KERNELS`.
 
-Like `decomp_emit`'s rules for qr/eigh/svd, the rule allocates float64 scratch buffers (batch axis
-last) and emits one kernel that copies its matrix in as real and imaginary parts in float64,
-runs the phases of `eig_device` (`_ed` in the generated module: Hessenberg reduction, complex
-QR iteration to Schur form, eigenvectors by substitution) and rounds the complex results out,
-as the CPU backend runs LAPACK in float64 and rounds. A matrix holding inf or NaN, or one whose
+Like `decomp_emit`'s rules for qr/eigh/svd, the rule allocates float64 scratch buffers
+(batch axis last) and emits one kernel that copies its matrix in as real and imaginary parts
+in float64, runs the phases of `eig_device` (`_ed` in the generated module: balancing,
+Hessenberg reduction, complex QR iteration to Schur form, eigenvectors by substitution) and
+rounds the complex results out, as the CPU backend runs LAPACK in float64 and rounds. Matrices
+of size zero get their empty outputs without a kernel. A matrix holding inf or NaN, or one whose
 iteration did not converge, gets NaN results, as on the CPU. The eigenvalues' order is the
 kernel's own, not LAPACK's (JAX documents none); vectors follow their eigenvalues.
 """
@@ -44,6 +45,11 @@ class _Kernel:
     def line(self, text):
         self.kb.line(text)
 
+    def block(self, head, body):
+        self.kb.line(head)
+        for text in body:
+            self.kb.line(f"    {text}")
+
     def loops(self, n, body):
         """`body(row, col)` (a line) for every element of an n x n matrix."""
         kb = self.kb
@@ -67,7 +73,8 @@ class _Kernel:
     def copy_out(self, out, re, im, n):
         """out[batch] := re + i im, rounded to out's complex dtype."""
         cast = _np_dtype(self.driver.program.avals[out].dtype)
-        self.loops(n, lambda r, c: f"{self.kb.target(out, self.bidx + [r, c])} = {cast}(complex({re}[{r}, {c}], {im}[{r}, {c}]))")
+        self.loops(n, lambda r, c: f"{self.kb.target(out, self.bidx + [r, c])} = "
+                   f"{cast}(complex({re}[{r}, {c}], {im}[{r}, {c}]))")
 
     def copy_out_vector(self, out, re, im, n):
         cast = _np_dtype(self.driver.program.avals[out].dtype)
@@ -99,39 +106,36 @@ def _emit_eig(driver, e):
     vectors = bool(left or right)
     square, vector, unused = (n, n), (n,), (1, 1)
     work = {name: _scratch(driver, f"{w_out}{name}", shape, size) for name, shape in [
-        ("_hr", square), ("_hi", square), ("_wr", vector), ("_wi", vector), ("_xr", vector), ("_xi", vector), ("_d", vector),
+        ("_hr", square), ("_hi", square), ("_wr", vector), ("_wi", vector), ("_xr", vector), ("_xi", vector),
+        ("_d", vector),
         ("_qr", square if vectors else unused), ("_qi", square if vectors else unused),
         ("_lr", square if left else unused), ("_li", square if left else unused)]}
     k = _Kernel(driver, e, batch, work)
     k.copy_in("_hr", "_hi", x, n)
-    kb = k.kb
-    kb.line("_e = 0")
-    kb.line("_ok = _ed.finite(_hr, _hi)  # inf or NaN in the matrix: NaN results, as on the CPU")
-    kb.line("if _ok:")
-    kb.line("    _e = _ed.scale_to_unit(_hr, _hi)")
-    kb.line("    _ed.balance(_hr, _hi, _d)")
-    kb.line(f"    _ed.hessenberg(_hr, _hi, _qr, _qi, _xr, _xi, {vectors})")
-    kb.line(f"    _ok = _ed.schur(_hr, _hi, _qr, _qi, {vectors})  # False: no convergence, NaN results")
-    kb.line("if _ok:")
-    kb.line("    _ed.eigenvalues(_hr, _hi, _wr, _wi, _e)")
+    solve = ["_e = _ed.scale_to_unit(_hr, _hi)", "_ed.balance(_hr, _hi, _d)",
+             f"_ed.hessenberg(_hr, _hi, _qr, _qi, _xr, _xi, {vectors})",
+             f"_ok = _ed.schur(_hr, _hi, _qr, _qi, {vectors})  # False: no convergence, NaN results"]
+    results = ["_ed.eigenvalues(_hr, _hi, _wr, _wi, _e)"]
+    nan_fill = ["_ed.fill_nan_vector(_wr)", "_ed.fill_nan_vector(_wi)"]
     if left:  # before the right vectors, which overwrite Q
-        kb.line("    _ed.left_vectors(_hr, _hi, _qr, _qi, _lr, _li, _xr, _xi)")
-        kb.line("    _ed.unbalance(_lr, _li, _d, True)")
-        kb.line("    _ed.normalize(_lr, _li)")
+        results += ["_ed.left_vectors(_hr, _hi, _qr, _qi, _lr, _li, _xr, _xi)", "_ed.unbalance(_lr, _li, _d, True)",
+                    "_ed.normalize(_lr, _li)"]
+        nan_fill += ["_ed.fill_nan(_lr)", "_ed.fill_nan(_li)"]
     if right:
-        kb.line("    _ed.right_vectors(_hr, _hi, _qr, _qi, _xr, _xi)")
-        kb.line("    _ed.unbalance(_qr, _qi, _d, False)")
-        kb.line("    _ed.normalize(_qr, _qi)")
-    kb.line("else:")
-    nan_fill = ["_wr", "_wi"] + (["_lr", "_li"] if left else []) + (["_qr", "_qi"] if right else [])
-    for name in nan_fill:
-        kb.line(f"    _ed.{'fill_nan_vector' if name[1] == 'w' else 'fill_nan'}({name})")
+        results += ["_ed.right_vectors(_hr, _hi, _qr, _qi, _xr, _xi)", "_ed.unbalance(_qr, _qi, _d, False)",
+                    "_ed.normalize(_qr, _qi)"]
+        nan_fill += ["_ed.fill_nan(_qr)", "_ed.fill_nan(_qi)"]
+    k.line("_e = 0")
+    k.line("_ok = _ed.finite(_hr, _hi)  # inf or NaN in the matrix: NaN results, as on the CPU")
+    k.block("if _ok:", solve)
+    k.block("if _ok:", results)
+    k.block("else:", nan_fill)
     k.copy_out_vector(w_out, "_wr", "_wi", n)
     if left:
         k.copy_out(vl_out, "_lr", "_li", n)
     if right:
         k.copy_out(vr_out, "_qr", "_qi", n)
-    k.finish(size, "Hessenberg QR iteration in complex128")
+    k.finish(size, "complex Hessenberg QR iteration in float64")
 
 
 KERNELS = {"eig": _emit_eig}
