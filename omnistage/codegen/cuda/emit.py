@@ -24,7 +24,7 @@ import numpy as np
 
 from ...staging import literals
 from ...staging.program import eqn, is_eqn
-from .. import emit_cpu, index_maps, scalar_rules
+from .. import emit_cpu, index_maps, narrow_floats, scalar_rules
 from ..emit_cpu import (REDUCTIONS, Emitter, Unsupported, _combine, _loc_comment, _np_dtype,
                         _numba_ready, _reduction_init)
 from ..control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
