@@ -844,6 +844,10 @@ for _rules in (sort_emit, conv_emit, solve_emit, decomp_emit, eig_emit):
 
 def emit_module(program):
     """(module source, entry function name, {kernel: [(dtype, ndim)] of its parameters})."""
+    try:  # float16/bfloat16 computed in float32 (a no-op if the caller widened it already)
+        program = narrow_floats.widen(program, Unsupported)
+    except Unsupported:
+        pass  # a bitcast needs the narrow bits: those statements run on the host
     module = CudaModule(program)
     source = module.emit()
     return source, module.program.name, module.kernel_params
