@@ -231,3 +231,32 @@ if not SIMULATED:
     from .. import support as _support
 
     threefry2x32 = _inline(_support.threefry2x32.py_func)
+
+
+# --- float16 / bfloat16 values computed in float32 (codegen/narrow_floats.py) ---------------------
+# The CPU helpers are LLVM intrinsics that libNVVM refuses (llvm.fabs): on a GPU, float16 is the
+# hardware conversion (cvt.rn.f16.f32 / cvt.rn.f16.f64: nearest even, overflow to inf, subnormals,
+# one rounding from float64) and back; bfloat16 is the CPU's bit rounding through libdevice's
+# float_as_int (float64 goes through float32 first, as ml_dtypes does).
+
+if SIMULATED:
+    def round_to_float16(x):
+        return np.float32(np.float16(x))
+
+    def round_to_bfloat16(x):
+        import ml_dtypes
+
+        return np.float32(ml_dtypes.bfloat16(np.float32(x)))
+else:
+    from numba.cuda import libdevice as _ld
+
+    @_inline
+    def round_to_float16(x):
+        return np.float32(np.float16(x))
+
+    @_inline
+    def round_to_bfloat16(x):
+        x = np.float32(x)
+        b = _ld.float_as_int(_ld.fabsf(x))  # <= 0x7f800000 unless NaN: no overflow below
+        r = _ld.int_as_float(np.int32((b + np.int32(0x7FFF) + ((b >> np.int32(16)) & np.int32(1))) & np.int32(-65536)))
+        return x if x != x else _ld.copysignf(r, x)

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from ...core.devices import DeviceBuffer
-from .. import disk_cache
+from .. import disk_cache, narrow_floats
 from . import runtime
 
 
@@ -17,14 +17,23 @@ class CudaProgram:
     backend = "cuda"
 
     def __init__(self, program):
-        from .emit import emit_module
+        from .emit import Unsupported, emit_module
 
         runtime.check()
         self.program = program
-        self.source, self.fn_name, self.kernel_params = emit_module(program)
+        # float16/bfloat16 computed in float32 (narrow_floats); a program that needs the narrow
+        # bits (a bitcast) keeps them and runs those statements on the host (emit.py)
+        try:
+            widened = narrow_floats.widen(program, Unsupported)
+        except Unsupported:
+            widened = program
+        narrow_in, narrow_out = narrow_floats.narrow_boundary(program) if widened is not program else ([], [])
+        self._narrow_in = [(i, n) for i, n in enumerate(narrow_in) if n]
+        self._narrow_out = [(i, n) for i, n in enumerate(narrow_out) if n]
+        self.source, self.fn_name, self.kernel_params = emit_module(widened)
         self.module = disk_cache.load_module(self.source)
         self._fn = getattr(self.module, self.fn_name)
-        self._consts = [_device_operand(np.asarray(c)) for c in program.consts.values()]
+        self._consts = [_device_operand(np.asarray(c)) for c in widened.consts.values()]
         self._scalar_out = [a.ndim == 0 for a in program.out_avals]
         self._fallback = None  # the interpreter, if a kernel failed to compile
 
@@ -32,6 +41,8 @@ class CudaProgram:
         if self._fallback is not None:
             return self._run_on_host(args)
         operands = [_device_operand(a) for a in args]
+        for i, _ in self._narrow_in:
+            operands[i] = runtime.astype(operands[i], np.float32)
         try:
             if runtime.SIMULATED:
                 # simulated kernels do NumPy scalar arithmetic, which warns on the integer
@@ -59,6 +70,10 @@ class CudaProgram:
 
             self._fallback = InterpretedProgram(self.program)
             return self._run_on_host(args)
+        if self._narrow_out:
+            outs = list(outs)
+            for i, dtype in self._narrow_out:
+                outs[i] = runtime.astype(outs[i], dtype)  # exact: the values are on the narrow set
         return [DeviceBuffer(runtime.rank0(o) if s else o) for o, s in zip(outs, self._scalar_out)]
 
     def _run_on_host(self, args):

@@ -249,6 +249,28 @@ def bitcast(array, dtype, shape=None):
     return view if shape is None or tuple(view.shape) == tuple(shape) else view.reshape(shape)
 
 
+def astype(array, dtype):
+    """A device array's values as `dtype` (a new device array): the float16/bfloat16 parameters
+    and results of a program computed in float32 (`narrow_floats`), converted exactly.
+
+    float16 converts on the device (CuPy's astype, or a copy kernel whose assignment casts).
+    bfloat16 has no CuPy or Numba device dtype: its arrays are what `to_device` makes of
+    ml_dtypes' arrays, so they convert through the host (as the old host fallback did)."""
+    dtype = np.dtype(dtype)
+    if SIMULATED or "bfloat16" in (dtype.name, np.dtype(array.dtype).name):
+        return to_device(np.asarray(to_host(array)).astype(dtype))
+    cp = _cupy()
+    if cp is not None:
+        return cp.asarray(array).astype(dtype)
+    if not array.is_c_contiguous():
+        return to_device(to_host(array).astype(dtype))
+    out = empty(tuple(array.shape), dtype)
+    n = int(np.prod(array.shape))
+    if n:
+        _copy_kernel()[grid(n)](out.reshape(n), array.reshape(n))
+    return out
+
+
 # --- contractions through cuBLAS -------------------------------------------------------------
 
 
