@@ -12,8 +12,9 @@ blocks. `dot_general` calls cuBLAS through CuPy on a GPU with CuPy, else runs a 
 kernel. Control flow runs on the host, reading back only the scalar a branch needs.
 Sorting, convolution, the triangular solve, the small-matrix factorizations and eig have
 kernels in modules of their own (`sort_emit`, `conv_emit`, `solve_emit`, `decomp_emit`,
-`eig_emit`); what still has none (float16/bfloat16 statements) runs its NumPy implementation
-on a host copy, marked in the source. Every rank-0 value lives in a 1-element device array (`x[0]` in kernels).
+`eig_emit`). float16/bfloat16 programs are computed in float32, rounded onto the narrow value set
+after each operation (`narrow_floats`, in `emit_module`); what still has no kernel (a bitcast of
+float16/bfloat16 bits) runs its NumPy implementation on a host copy, marked in the source. Every rank-0 value lives in a 1-element device array (`x[0]` in kernels).
 
 Must not import numba.cuda (the generated module does); imports `runtime` only for its
 launch constants, which do not touch the driver.
