@@ -491,3 +491,64 @@ def _narrow_rounding(round_ir):
 
 round_to_float16 = _narrow_rounding(_round_float16)
 round_to_bfloat16 = _narrow_rounding(_round_bfloat16)
+
+
+# --- float16 arrays at the boundary of a widened program (codegen/executable.py) -------------------
+# NumPy's float16<->float32 casts are scalar loops (~1.5 ns an element each way); these vectorize.
+
+
+@intrinsic
+def _f32_from_bits(typingctx, u):
+    if not isinstance(u, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        v = args[0]
+        v = builder.trunc(v, ir.IntType(32)) if v.type.width > 32 else v
+        return builder.bitcast(v, ir.FloatType())
+
+    return types.float32(u), codegen
+
+
+@intrinsic
+def _f32_bits(typingctx, x):
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.zext(builder.bitcast(args[0], ir.IntType(32)), ir.IntType(64))
+
+    return types.uint64(x), codegen
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def float16_bits_to_float32(h):
+    """float32 values of the float16 bit patterns `h` (uint16, 1-D), as NumPy's cast gives them
+    (NaN payloads shifted into the float32 significand)."""
+    out = np.empty(h.size, np.float32)
+    for i in range(h.size):
+        u = np.uint64(h[i])
+        em = u & np.uint64(0x7FFF)
+        normal = _f32_from_bits((em << np.uint64(13)) + np.uint64(0x38000000))
+        special = _f32_from_bits((em << np.uint64(13)) | np.uint64(0x7F800000))  # inf, NaN
+        sub = np.float32(em) * np.float32(2.0 ** -24)  # exact: em < 1024 there
+        r = sub if em < np.uint64(0x400) else (special if em >= np.uint64(0x7C00) else normal)
+        out[i] = _f32_from_bits(_f32_bits(r) | ((u & np.uint64(0x8000)) << np.uint64(16)))
+    return out
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def float32_to_float16_bits(x):
+    """float16 bit patterns (uint16) of float32 values `x` (1-D) that lie on float16's value set,
+    as NumPy's cast gives them (exact: nothing to round)."""
+    out = np.empty(x.size, np.uint16)
+    for i in range(x.size):
+        b = _f32_bits(x[i])
+        a = b & np.uint64(0x7FFFFFFF)
+        normal = (a - np.uint64(0x38000000)) >> np.uint64(13)
+        special = np.uint64(0x7C00) + ((a >> np.uint64(13)) & np.uint64(0x3FF))
+        special += np.uint64((a > np.uint64(0x7F800000)) & (special == np.uint64(0x7C00)))  # a NaN stays a NaN
+        sub = np.uint64(abs(x[i]) * np.float32(2.0 ** 24))
+        h = sub if a < np.uint64(0x38800000) else (special if a >= np.uint64(0x7F800000) else normal)
+        out[i] = np.uint16(h | ((b >> np.uint64(16)) & np.uint64(0x8000)))
+    return out

@@ -99,6 +99,25 @@ def test_rounding_loops_are_vectorized(loop):
     assert re.search(r"\bv(pand|pandd|andps|pblendvb|blendvps|paddd)\b[^\n]*%[yz]mm", asm), "no packed integer/blend work"
 
 
+def test_float16_boundary_conversions_equal_numpys_casts_bit_for_bit():
+    h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    want = h.view(np.float16).astype(np.float32)
+    assert np.array_equal(support.float16_bits_to_float32(h).view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(support.float32_to_float16_bits(want), want.astype(np.float16).view(np.uint16))
+    nans = np.array([0x7FC00000, 0xFF800001, 0x7F800100, 0x7FFFFFFF], np.uint32).view(np.float32)
+    assert np.isnan(support.float32_to_float16_bits(nans).view(np.float16)).all()
+
+
+def test_big_float16_arrays_cross_the_boundary_exactly():
+    from omnistage.codegen import executable
+
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 1 << 16, (3, executable._FAST_FLOAT16_SIZE), dtype=np.uint32).astype(np.uint16)
+    x = bits.view(np.float16)[:, ::2]  # every bit pattern kind, strided
+    with np.errstate(all="ignore"):
+        _exact(lambda x: (x, x * 3 - 1, jnp.exp(x).T), x)
+
+
 # --- jitted programs ----------------------------------------------------------------------------
 
 
