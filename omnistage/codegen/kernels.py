@@ -281,14 +281,19 @@ def eig(a, w, vl, vr):
     vectors = vr.shape[0] == a.shape[0]  # a (0, n, n) buffer: eigenvalues only
     wb, vb, lb = np.empty(n, np.complex128), np.empty((n, n), np.complex128), np.empty((n, n), np.complex128)
     for b in range(a.shape[0] if n else 0):
-        if not _geev(np.ascontiguousarray(a[b]), wb, vb, vectors):
+        # The LAPACK this environment's SciPy bundles does not undo ?geev's own scaling of
+        # matrices with norm below sqrt(safmin)/eps (scipy.linalg.eigvals(A * 1e-150) is ~3e11x
+        # too large): far-from-1 matrices are scaled by a power of two here (exact) instead.
+        m = np.max(np.abs(a[b]))
+        scale = 2.0 ** -np.round(np.log2(m)) if (m < 1e-100 or m > 1e100) and 0 < m < np.inf else 1.0
+        if not _geev(np.ascontiguousarray(a[b] * scale), wb, vb, vectors):
             w[b] = np.nan
             if vectors:
                 vr[b] = np.nan
             if want_left:
                 vl[b] = np.nan
             continue
-        w[b] = wb
+        w[b] = wb / scale
         if vectors:
             vr[b] = vb
         if want_left:

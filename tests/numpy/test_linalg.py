@@ -5,6 +5,7 @@ non-positive-definite input) and clear errors for bad shapes. Functions go throu
 import numpy as np
 import pytest
 
+import omnistage
 import omnistage.numpy as jnp
 from tests.helpers import check_staged
 
@@ -172,6 +173,18 @@ def test_eig_is_complex_and_matches_numpy(rng, dtype):
 def test_eig_float64_input_gives_complex128_under_x64(x64, rng):
     a = rand(rng, (3, 3), "float64")
     close(L.eigvals(a), np.linalg.eigvals(a), "complex128")
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e150, 1e-300])
+def test_eig_of_tiny_and_huge_matrices_under_x64(x64, rng, scale):
+    # the LAPACK SciPy bundles here forgets to undo ?geev's scaling of such matrices
+    a = rand(rng, (2, 4, 4), "float64") * scale
+    w, v = omnistage.jit(L.eig)(a)
+    w, v = np.asarray(w), np.asarray(v)
+    want = np.linalg.eigvals(a)
+    for k in range(2):
+        np.testing.assert_allclose(np.sort_complex(w[k]), np.sort_complex(want[k]), rtol=1e-12, atol=0)
+        assert np.max(np.abs(a[k] @ v[k] - v[k] * w[k])) <= 1e-13 * np.max(np.abs(w[k]))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
