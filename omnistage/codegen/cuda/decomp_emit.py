@@ -12,7 +12,7 @@ and rounds the results out, as the CPU backend computes LAPACK's results in floa
 and rounds them. There is no host round trip. Batches of small matrices are the use case; a
 large single matrix runs on one thread and would want cuSOLVER instead.
 
-float16/bfloat16 operands run on the host (`emit.py` sends those there before any rule runs).
+float16/bfloat16 operands arrive as float32 (`narrow_floats` widens the program first).
 Matrices with a zero dimension get the CPU path's constant results (identities, nothing to
 decompose) without a kernel.
 """

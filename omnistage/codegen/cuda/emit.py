@@ -14,7 +14,8 @@ Sorting, convolution, the triangular solve, the small-matrix factorizations and 
 kernels in modules of their own (`sort_emit`, `conv_emit`, `solve_emit`, `decomp_emit`,
 `eig_emit`). float16/bfloat16 programs are computed in float32, rounded onto the narrow value set
 after each operation (`narrow_floats`, in `emit_module`); what still has no kernel (a bitcast of
-float16/bfloat16 bits) runs its NumPy implementation on a host copy, marked in the source. Every rank-0 value lives in a 1-element device array (`x[0]` in kernels).
+float16/bfloat16 bits) runs its NumPy implementation on a host copy, marked in the source.
+Every rank-0 value lives in a 1-element device array (`x[0]` in kernels).
 
 Must not import numba.cuda (the generated module does); imports `runtime` only for its
 launch constants, which do not touch the driver.
