@@ -67,6 +67,7 @@ class NumbaProgram:
             args = [a[()] if s else a for a, s in zip(args, self._scalar_in)]
         if self._fallback is not None:
             return self._fallback(*[np.asarray(a) for a in args])
+        given = args  # as the user passed them: the interpreter fallback takes these
         if self._widen_in:
             args = list(args)
             for i in self._widen_in:
@@ -90,7 +91,7 @@ class NumbaProgram:
                 stacklevel=3,
             )
             self._fallback = InterpretedProgram(self.program)
-            return self._fallback(*[np.asarray(a) for a in args])
+            return self._fallback(*[np.asarray(a) for a in given])
         if self._any_narrow_out:
             out = tuple(o if n is None else _narrowed(o, n) for o, n in zip(out, self._narrow_out))
         if self._serial_s is not None:

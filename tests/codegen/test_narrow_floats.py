@@ -233,3 +233,14 @@ def test_random_elementwise_programs_equal_eager_exactly(dtype, shape, unary, bi
 
     with np.errstate(all="ignore"):
         _exact(f, x, y)
+
+
+def test_a_numba_compile_error_falls_back_with_the_callers_narrow_arrays(monkeypatch):
+    from omnistage.codegen import scalar_rules
+
+    monkeypatch.setitem(scalar_rules.RULES, "cosh", lambda ctx, a: f"{a} + 'oops'")
+    x = np.array([0.5, 1.0], np.float16)
+    with pytest.warns(RuntimeWarning, match="running it with the NumPy interpreter"):
+        out = omnistage.jit(lambda x: jnp.cosh(x) * 2)(x)
+    assert np.asarray(out).dtype == np.float16
+    np.testing.assert_array_equal(np.asarray(out), (np.cosh(x) * np.float16(2)).astype(np.float16))
