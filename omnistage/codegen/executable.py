@@ -119,7 +119,7 @@ def _widened(value):
 
         bits = np.ascontiguousarray(a).reshape(-1).view(np.uint16)
         return support.float16_bits_to_float32(bits).reshape(a.shape)
-    return a.astype(np.float32)
+    return narrow_floats.cast_exactly(a, np.float32)
 
 
 def _narrowed(value, dtype):
@@ -130,7 +130,7 @@ def _narrowed(value, dtype):
         from . import support
 
         return support.float32_to_float16_bits(np.ascontiguousarray(a).reshape(-1)).view(np.float16).reshape(a.shape)
-    narrow = a.astype(dtype)
+    narrow = narrow_floats.cast_exactly(a, dtype)
     return narrow[()] if narrow.ndim == 0 and not isinstance(value, np.ndarray) else narrow
 
 

@@ -11,9 +11,10 @@ float32 and round once (XLA does the same; NumPy's own float16 sums round along 
 conversion from float64 rounds once, directly from float64, as NumPy's does.
 
 Statements whose results are copies of operand values (reshapes, selects, max/min, sorts,
-control flow whose bodies round for themselves) need no rounding. A bitcast from or to a narrow
-float must see its bits, which the widened value no longer has: such programs stay on the
-interpreter (`Unsupported`).
+control flow whose bodies round for themselves) need no rounding. A bitcast between a narrow
+float and its 16 bits (random floats are made that way) becomes `narrow_from_bits` /
+`narrow_to_bits`, which decode/encode the widened value exactly; a width-changing bitcast of a
+narrow float stays on the interpreter (`Unsupported`).
 
 The compiled entry function takes and returns float32 arrays where the Program has narrow ones:
 `narrow_boundary(program)` tells the executable which to convert.
@@ -64,6 +65,18 @@ def narrow_boundary(program):
     return [name(a) for a in program.in_avals], [name(a) for a in program.out_avals]
 
 
+def cast_exactly(a, dtype):
+    """NumPy array `a` as `dtype`, one of the two float32 and the other float16/bfloat16 (the
+    float32 values on the narrow value set): exact, NaN payloads included. bfloat16's bits are
+    the upper half of a float32's; ml_dtypes' own cast would quiet signalling NaNs."""
+    a, dtype = np.asarray(a), np.dtype(dtype)
+    if dtype.name == "bfloat16" and a.dtype == WIDE:
+        return (np.ascontiguousarray(a).view(np.uint32) >> 16).astype(np.uint16).view(dtype)
+    if a.dtype.name == "bfloat16" and dtype == WIDE:
+        return (np.ascontiguousarray(a).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return a.astype(dtype)
+
+
 class _WideLiterals(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -97,7 +110,8 @@ def widen(program, unsupported=ValueError):
             loc = getattr(stmt, "loc", None)
             in_narrow = [a.id in narrow_of for a in e.ins if isinstance(a, ast.Name)]
             if e.prim == "bitcast_convert_type" and (any(in_narrow) or any(o in narrow_of for o in e.outs)):
-                raise unsupported("bitcast_convert_type of float16/bfloat16 (needs the narrow bits)")
+                out.append(_bitcast(e, program, unsupported, loc))
+                continue
             if e.prim == "convert_element_type" and _narrow(e.params.get("new_dtype")):
                 out.extend(_convert_to_narrow(e, avals, program, fresh, loc, unsupported))
                 continue
@@ -139,6 +153,21 @@ def _convert_to_narrow(e, avals, program, fresh, loc, unsupported):
     return stmts
 
 
+_BITS = ("uint16", "int16")
+
+
+def _bitcast(e, program, unsupported, loc):
+    """A same-width bitcast between a narrow float and its 16 bits, on the widened value."""
+    (x,) = e.ins
+    src = (literals.literal_aval(x) if literals.is_literal(x) else program.avals[x.id]).dtype.name
+    new = np.dtype(e.params["new_dtype"]).name
+    if new in NARROW and src in _BITS:
+        return make_stmt(e.outs, "narrow_from_bits", [x], {"dtype": new}, loc)
+    if src in NARROW and new in _BITS and not literals.is_literal(x):
+        return make_stmt(e.outs, "narrow_to_bits", [x], {"dtype": src}, loc)
+    raise unsupported(f"bitcast_convert_type from {src} to {new} (a width-changing bitcast of float16/bfloat16)")
+
+
 def _widen_dtype_params(stmt):
     for kw in stmt.value.keywords:
         if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str) and kw.value.value in NARROW:
@@ -151,4 +180,4 @@ def _rename_targets(stmt, renamed):
             node.id = renamed[node.id]
 
 
-__all__ = ["widen", "needs_widening", "needs_widening_value", "narrow_boundary", "NARROW", "ROUND"]
+__all__ = ["widen", "needs_widening", "needs_widening_value", "narrow_boundary", "cast_exactly", "NARROW", "ROUND"]

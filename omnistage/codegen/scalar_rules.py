@@ -182,6 +182,9 @@ RULES = {
     "population_count": _call("popcount"),
     # float16/bfloat16 computed in float32 (narrow_floats.py): round onto the narrow value set
     "round_to_narrow": lambda ctx, a, dtype: f"_rt.round_to_{dtype}({a})",
+    # same-width bitcasts of float16/bfloat16 (their float32 values <-> their 16 bits)
+    "narrow_from_bits": lambda ctx, a, dtype: f"_rt.{dtype}_from_bits({a})",
+    "narrow_to_bits": lambda ctx, a, dtype: f"np.{ctx.out_dtype.name}(_rt.{dtype}_to_bits({a}))",
 }
 
 # results that Numba may widen, so the emitter casts them back to the result dtype

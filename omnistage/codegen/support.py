@@ -521,34 +521,58 @@ def _f32_bits(typingctx, x):
     return types.uint64(x), codegen
 
 
+@_jit
+def float16_from_bits(h):
+    """The float32 value of the float16 bit pattern in the low 16 bits of integer `h`, as
+    NumPy's cast gives it (NaN payloads shifted into the float32 significand)."""
+    u = np.uint64(h) & np.uint64(0xFFFF)
+    em = u & np.uint64(0x7FFF)
+    normal = _f32_from_bits((em << np.uint64(13)) + np.uint64(0x38000000))
+    special = _f32_from_bits((em << np.uint64(13)) | np.uint64(0x7F800000))  # inf, NaN
+    sub = np.float32(em) * np.float32(2.0 ** -24)  # exact: em < 1024 there
+    r = sub if em < np.uint64(0x400) else (special if em >= np.uint64(0x7C00) else normal)
+    return _f32_from_bits(_f32_bits(r) | ((u & np.uint64(0x8000)) << np.uint64(16)))
+
+
+@_jit
+def float16_to_bits(x):
+    """The float16 bit pattern (uint16) of a float32 `x` on float16's value set, as NumPy's cast
+    gives it (exact: nothing to round)."""
+    b = _f32_bits(x)
+    a = b & np.uint64(0x7FFFFFFF)
+    normal = (a - np.uint64(0x38000000)) >> np.uint64(13)
+    special = np.uint64(0x7C00) + ((a >> np.uint64(13)) & np.uint64(0x3FF))
+    special += np.uint64((a > np.uint64(0x7F800000)) & (special == np.uint64(0x7C00)))  # a NaN stays a NaN
+    sub = np.uint64(abs(x) * np.float32(2.0 ** 24))
+    h = sub if a < np.uint64(0x38800000) else (special if a >= np.uint64(0x7F800000) else normal)
+    return np.uint16(h | ((b >> np.uint64(16)) & np.uint64(0x8000)))
+
+
+@_jit
+def bfloat16_from_bits(h):
+    """The float32 value of the bfloat16 bit pattern in the low 16 bits of integer `h`."""
+    return _f32_from_bits((np.uint64(h) & np.uint64(0xFFFF)) << np.uint64(16))
+
+
+@_jit
+def bfloat16_to_bits(x):
+    """The bfloat16 bit pattern (uint16) of a float32 `x` on bfloat16's value set."""
+    return np.uint16(_f32_bits(x) >> np.uint64(16))
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def float16_bits_to_float32(h):
-    """float32 values of the float16 bit patterns `h` (uint16, 1-D), as NumPy's cast gives them
-    (NaN payloads shifted into the float32 significand)."""
+    """float32 values of the float16 bit patterns `h` (uint16, 1-D), as NumPy's cast gives them."""
     out = np.empty(h.size, np.float32)
     for i in range(h.size):
-        u = np.uint64(h[i])
-        em = u & np.uint64(0x7FFF)
-        normal = _f32_from_bits((em << np.uint64(13)) + np.uint64(0x38000000))
-        special = _f32_from_bits((em << np.uint64(13)) | np.uint64(0x7F800000))  # inf, NaN
-        sub = np.float32(em) * np.float32(2.0 ** -24)  # exact: em < 1024 there
-        r = sub if em < np.uint64(0x400) else (special if em >= np.uint64(0x7C00) else normal)
-        out[i] = _f32_from_bits(_f32_bits(r) | ((u & np.uint64(0x8000)) << np.uint64(16)))
+        out[i] = float16_from_bits(h[i])
     return out
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def float32_to_float16_bits(x):
-    """float16 bit patterns (uint16) of float32 values `x` (1-D) that lie on float16's value set,
-    as NumPy's cast gives them (exact: nothing to round)."""
+    """float16 bit patterns (uint16) of float32 values `x` (1-D) that lie on float16's value set."""
     out = np.empty(x.size, np.uint16)
     for i in range(x.size):
-        b = _f32_bits(x[i])
-        a = b & np.uint64(0x7FFFFFFF)
-        normal = (a - np.uint64(0x38000000)) >> np.uint64(13)
-        special = np.uint64(0x7C00) + ((a >> np.uint64(13)) & np.uint64(0x3FF))
-        special += np.uint64((a > np.uint64(0x7F800000)) & (special == np.uint64(0x7C00)))  # a NaN stays a NaN
-        sub = np.uint64(abs(x[i]) * np.float32(2.0 ** 24))
-        h = sub if a < np.uint64(0x38800000) else (special if a >= np.uint64(0x7F800000) else normal)
-        out[i] = np.uint16(h | ((b >> np.uint64(16)) & np.uint64(0x8000)))
+        out[i] = float16_to_bits(x[i])
     return out

@@ -204,13 +204,33 @@ def test_grad_and_vmap_of_a_float16_function():
     _exact(omnistage.vmap(lambda v: v * jnp.exp(v)), x.reshape(2, 3))
 
 
-def test_a_bitcast_of_a_narrow_float_stays_on_the_interpreter():
-    x = np.array([1.0, -2.0, np.inf], np.float16)
-    f = lambda x: lax.bitcast_convert_type(x * 2, np.uint16)  # noqa: E731
+def test_a_width_changing_bitcast_of_a_narrow_float_stays_on_the_interpreter():
+    x = np.array([[1.0, -2.0], [np.inf, 0.5]], np.float16)
+    f = lambda x: lax.bitcast_convert_type(x * 2, np.float32)  # noqa: E731
     compiled = omnistage.jit(f).lower(x).compile()
     assert type(compiled.executable).__name__ == "InterpretedProgram"
-    assert "bitcast_convert_type of float16" in compiled.as_text()
-    np.testing.assert_array_equal(np.asarray(compiled(x)), (x * 2).view(np.uint16))
+    assert "width-changing bitcast of float16" in compiled.as_text()
+    np.testing.assert_array_equal(np.asarray(compiled(x)), (x * 2).view(np.float32).reshape(2))
+
+
+@pytest.mark.parametrize("dtype", [F16, BF16], ids=["float16", "bfloat16"])
+def test_bitcasts_to_and_from_16_bits_are_compiled_and_exact_for_every_pattern(dtype):
+    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    for f, x, want in [(lambda u: lax.bitcast_convert_type(u, dtype), bits, bits.view(dtype)),
+                       (lambda u: lax.bitcast_convert_type(u, dtype), bits.view(np.int16), bits.view(dtype)),
+                       (lambda x: lax.bitcast_convert_type(x, np.uint16), bits.view(dtype), bits),
+                       (lambda x: lax.bitcast_convert_type(x, np.int16), bits.view(dtype), bits.view(np.int16))]:
+        compiled = omnistage.jit(f).lower(x).compile()
+        assert type(compiled.executable).__name__ == "NumbaProgram"
+        got = np.asarray(compiled(x))
+        assert got.dtype == want.dtype and got.view(np.uint16).tobytes() == want.view(np.uint16).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [F16, BF16], ids=["float16", "bfloat16"])
+def test_random_floats_of_a_narrow_dtype_are_compiled(dtype):
+    key = omnistage.random.PRNGKey(7)
+    _exact(lambda k: (omnistage.random.uniform(k, (64,), dtype=dtype), omnistage.random.normal(k, (3, 5), dtype=dtype)),
+           key)
 
 
 _UNARY = [jnp.exp, jnp.tanh, jnp.sin, jnp.log1p, jnp.abs, jnp.floor, lambda v: v * v, lambda v: 1 / (v + 3)]

@@ -108,11 +108,26 @@ def test_rank0_and_constants():
     _exact(lambda s, x: (s * x + jnp.asarray(c), s, jnp.sum(x * s)), np.float16(1.5), np.array([1.0, 2.0, 3.0], np.float16))
 
 
-def test_a_bitcast_of_narrow_bits_still_runs_on_the_host():
-    x = np.array([1.0, -2.0, np.inf], np.float16)
-    f = lambda x: lax.bitcast_convert_type(x * 2, jnp.uint16)  # noqa: E731
+def test_a_width_changing_bitcast_of_narrow_floats_still_runs_on_the_host():
+    x = np.array([[1.0, -2.0], [np.inf, 0.5]], np.float16)
+    f = lambda x: lax.bitcast_convert_type(x * 2, jnp.float32)  # noqa: E731
     assert "runs on the host" in _source(f, x)
-    np.testing.assert_array_equal(_cuda(f, x)[0], (x * 2).view(np.uint16))
+    np.testing.assert_array_equal(_cuda(f, x)[0], (x * 2).view(np.float32).reshape(2))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_bitcasts_to_and_from_16_bits_and_random_floats_have_kernels(dtype):
+    dtype = np.dtype(dtype)
+    bits = np.array([0, 1, 0x3C00, 0x7BFF, 0x7C00, 0x7C01, 0x7E00, 0x8000, 0xFC00, 0x03FF, 0xFFFF, 0x4049], np.uint16)
+    f = lambda u: (lax.bitcast_convert_type(u, dtype), lax.bitcast_convert_type(lax.bitcast_convert_type(u, dtype), jnp.int16))  # noqa: E731
+    assert "runs on the host" not in _source(f, bits)
+    got = _cuda(f, bits)
+    assert np.asarray(got[0]).view(np.uint16).tobytes() == bits.tobytes()
+    assert np.asarray(got[1]).tobytes() == bits.view(np.int16).tobytes()
+    key = omnistage.random.PRNGKey(3)
+    g = lambda k: omnistage.random.uniform(k, (16,), dtype=dtype)  # noqa: E731
+    assert "runs on the host" not in _source(g, key)
+    np.testing.assert_array_equal(np.asarray(_cuda(g, key)[0]).astype(np.float32), np.asarray(_cpu(g, key)[0]).astype(np.float32))
 
 
 _UNARY = [jnp.exp, jnp.tanh, jnp.sin, jnp.abs, lambda v: v * v, lambda v: 1 / (v + 3)]

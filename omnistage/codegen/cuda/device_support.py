@@ -260,3 +260,53 @@ else:
         b = _ld.float_as_int(_ld.fabsf(x))  # <= 0x7f800000 unless NaN: no overflow below
         r = _ld.int_as_float(np.int32((b + np.int32(0x7FFF) + ((b >> np.int32(16)) & np.int32(1))) & np.int32(-65536)))
         return x if x != x else _ld.copysignf(r, x)
+
+
+# same-width bitcasts of float16/bfloat16 (narrow_floats: float32 values <-> their 16 bits), as
+# the CPU's support.float16_from_bits & co., on libdevice's int <-> float reinterpretation
+if SIMULATED:
+    def float16_from_bits(h):
+        return np.float32(np.uint16(int(h) & 0xFFFF).view(np.float16))
+
+    def float16_to_bits(x):
+        return np.float16(x).view(np.uint16)
+
+    def bfloat16_from_bits(h):
+        return np.uint32((int(h) & 0xFFFF) << 16).view(np.float32)
+
+    def bfloat16_to_bits(x):
+        return np.uint16(int(np.float32(x).view(np.uint32)) >> 16)
+else:
+    @_inline
+    def float16_from_bits(h):
+        u = np.int32(h) & np.int32(0xFFFF)
+        em = u & np.int32(0x7FFF)
+        if em < np.int32(0x400):
+            r = np.float32(em) * np.float32(2.0 ** -24)  # exact: subnormal or zero
+        elif em >= np.int32(0x7C00):
+            r = _ld.int_as_float((em << np.int32(13)) | np.int32(0x7F800000))  # inf, NaN
+        else:
+            r = _ld.int_as_float((em << np.int32(13)) + np.int32(0x38000000))
+        return _ld.int_as_float(_ld.float_as_int(r) | ((u & np.int32(0x8000)) << np.int32(16)))
+
+    @_inline
+    def float16_to_bits(x):
+        b = _ld.float_as_int(x)
+        a = b & np.int32(0x7FFFFFFF)
+        if a < np.int32(0x38800000):
+            h = np.int32(_ld.fabsf(x) * np.float32(2.0 ** 24))
+        elif a >= np.int32(0x7F800000):
+            h = np.int32(0x7C00) + ((a >> np.int32(13)) & np.int32(0x3FF))
+            if a > np.int32(0x7F800000) and h == np.int32(0x7C00):
+                h = h + np.int32(1)  # a NaN stays a NaN
+        else:
+            h = (a - np.int32(0x38000000)) >> np.int32(13)
+        return np.uint16(h | ((b >> np.int32(16)) & np.int32(0x8000)))
+
+    @_inline
+    def bfloat16_from_bits(h):
+        return _ld.int_as_float((np.int32(h) & np.int32(0xFFFF)) << np.int32(16))
+
+    @_inline
+    def bfloat16_to_bits(x):
+        return np.uint16((_ld.float_as_int(x) >> np.int32(16)) & np.int32(0xFFFF))

@@ -258,7 +258,9 @@ def astype(array, dtype):
     ml_dtypes' arrays, so they convert through the host (as the old host fallback did)."""
     dtype = np.dtype(dtype)
     if SIMULATED or "bfloat16" in (dtype.name, np.dtype(array.dtype).name):
-        return to_device(np.asarray(to_host(array)).astype(dtype))
+        from ..narrow_floats import cast_exactly
+
+        return to_device(cast_exactly(to_host(array), dtype))
     cp = _cupy()
     if cp is not None:
         return cp.asarray(array).astype(dtype)
