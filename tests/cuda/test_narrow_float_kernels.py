@@ -161,6 +161,12 @@ for dt in (np.float16, ml_dtypes.bfloat16):
     f = lambda x: (jnp.tanh(x * 2 + 1) - jnp.exp(x / 7), x.sum(), x.astype(np.float64).astype(dt))
     ptx = [cuda.compile_ptx(k.py_func, argument_types(s), cc=(9, 0))[0] for _, k, s in kernels_of(f, (x,))]
     print(np.dtype(dt).name, len(ptx), sum("cvt.rn.f16.f" in p for p in ptx), sum("-65536" in p for p in ptx))
+from omnistage import lax
+for dt in (np.float16, ml_dtypes.bfloat16):  # same-width bitcasts: the bits helpers compile too
+    u = np.array([1, 0x7C01], np.uint16)
+    f = lambda u: lax.bitcast_convert_type(lax.bitcast_convert_type(u, dt) * 2, jnp.int16)
+    ptx = [cuda.compile_ptx(k.py_func, argument_types(s), cc=(9, 0))[0] for _, k, s in kernels_of(f, (u,))]
+    print("bits", len(ptx))
 """
 
 
@@ -170,6 +176,7 @@ def test_narrow_float_kernels_compile_to_ptx_for_sm90():
     if out.startswith("SKIP:"):
         pytest.skip(out[len("SKIP: "):])
     assert result.returncode == 0, out + result.stderr[-3000:]
-    f16, bf16 = (line.split() for line in out.splitlines())
+    f16, bf16, *bits = (line.split() for line in out.splitlines())
+    assert [b[0] for b in bits] == ["bits", "bits"] and all(int(b[1]) >= 1 for b in bits)
     assert f16[0] == "float16" and int(f16[2]) >= 2 and int(f16[3]) == 0  # the hardware conversion
     assert bf16[0] == "bfloat16" and int(bf16[2]) == 0 and int(bf16[3]) >= 2  # the bit rounding
