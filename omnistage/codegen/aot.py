@@ -532,7 +532,10 @@ def schedule_build(numba_program):
         _warn_once("no C compiler found (set CC or install cc)")
         return None
     request = {
-        "key": key, "module": numba_program.module.__name__, "entry": numba_program.fn_name,
+        # parallel loops need Numba's threading library, which only Numba can load: a library
+        # is the serial build, and a process using it tiers up to Numba's parallel build
+        "key": key, "module": numba_program.serial_module.__name__, "entry": numba_program.fn_name,
+        "parallel": numba_program.serial_module is not numba_program.module,
         "signature": _signature(program), "scalar": [len(s) == 0 for s, _ in _signature(program)[0]],
     }
     return _spawn(request)
@@ -648,10 +651,7 @@ def build(request, work):
     source = _cached_source(request["module"])
     if source is None or disk_cache.module_name(source) != request["module"]:
         raise RuntimeError(f"the cached module {request['module']} is missing or stale")
-    # parallel loops need Numba's threading library, which only Numba can load: the library is
-    # the serial build (without the `parallel` option a prange is a range)
-    serial = parallel.serial_source(source)
-    module = disk_cache._execute(request["module"], disk_cache._with_header(serial), None, None)
+    module = disk_cache._execute(request["module"], disk_cache._with_header(source), None, None)
     ins, outs = request["signature"]
     cres = _compile_entry(getattr(module, request["entry"]), ins)
     obj, python_api = _object_code(cres, ins, outs)
@@ -661,7 +661,7 @@ def build(request, work):
     return {
         "format": FORMAT, "key": request["key"], "module": request["module"], "library": name,
         "sha256": _file_sha256(published), "toolchain": disk_cache.toolchain_fingerprint(),
-        "python_api": python_api, "parallel": serial != source,
+        "python_api": python_api, "parallel": bool(request.get("parallel")),
     }
 
 

@@ -179,8 +179,9 @@ class ModuleEmitter:
     """Collects the functions of one generated module: the entry function and one njit
     function per control-flow body (bodies are closure-free Programs)."""
 
-    def __init__(self, program, vmath_lookup):
+    def __init__(self, program, vmath_lookup, threads=True):
         program = _numba_ready(narrow_floats.widen(program, Unsupported))
+        self.threads = threads  # False: the serial build (no parallel loops)
         self.program = program
         self.vmath_lookup = vmath_lookup
         self.vmath_used = set()
@@ -569,7 +570,7 @@ class Emitter(ControlFlowEmitter):
         p = self.program
         args = ", ".join(p.in_names + self.module.const_names)
         options = "cache=_OMNISTAGE_CACHED, nogil=True, fastmath=" + FASTMATH + ", error_model='numpy', boundscheck=False"
-        if self.entry and parallel.enabled():
+        if self.entry and self.module.threads and parallel.enabled():
             self.lines, threaded = parallel.parallelize(self.lines)
             if threaded:
                 options += ", " + parallel.NJIT_OPTION
@@ -872,8 +873,9 @@ OPAQUE_RULES = {
 }
 
 
-def emit_module(program, vmath_lookup=lambda name, dtype: None):
+def emit_module(program, vmath_lookup=lambda name, dtype: None, threads=True):
     """(module source, function name) for `program`; raises Unsupported if a primitive has
-    no lowering yet. Rank-0 inputs and outputs of the entry function are scalars."""
-    return ModuleEmitter(program, vmath_lookup).emit(), program.name
+    no lowering yet. Rank-0 inputs and outputs of the entry function are scalars.
+    `threads=False` emits no parallel loops (the serial build of a parallel program)."""
+    return ModuleEmitter(program, vmath_lookup, threads).emit(), program.name
 from . import opaque_rules  # noqa: F401

@@ -28,11 +28,11 @@ def _export_name(fn):
 class NumbaProgram:
     """A Program compiled by Numba (one module, cached on disk).
 
-    A module with parallel loops starts on its serial build (the same text without Numba's
-    `parallel` option, a module of its own in the cache: half the compile time in a cold
-    process) and moves to the parallel one once its calls, the first (compiling) one aside,
-    have taken parallel.TIER_UP_S: the rent-or-buy rule, so a program called a few times never
-    pays for the parallel compile. `serial_first=False` starts on the parallel build."""
+    A module with parallel loops starts on its serial build (the program emitted without
+    parallel loops, a module of its own in the cache: half the compile time in a cold process)
+    and moves to the parallel one once its calls, the first (compiling) one aside, have taken
+    parallel.TIER_UP_S: the rent-or-buy rule, so a program called a few times never pays for
+    the parallel compile. `serial_first=False` starts on the parallel build."""
 
     backend = "numba_cpu"
 
@@ -45,10 +45,13 @@ class NumbaProgram:
         self._fn = getattr(self.module, self.fn_name)
         self._serial_s = None  # seconds spent in the serial build's calls, while running it
         self._counting = False  # the first call compiles: its time does not count
-        serial = parallel.serial_source(self.source)
-        if serial_first and serial != self.source:
-            self._parallel_fn, self._fn = self._fn, getattr(disk_cache.load_module(serial), self.fn_name)
-            self._serial_s = 0.0
+        self.serial_module = self.module  # what a native library is built from (aot.py)
+        if "numba.prange(" in self.source:
+            serial, _ = emit_module(program, _vmath_lookup(), threads=False)
+            self.serial_module = disk_cache.load_module(serial)
+            if serial_first:
+                self._parallel_fn, self._fn = self._fn, getattr(self.serial_module, self.fn_name)
+                self._serial_s = 0.0
         # float16/bfloat16 inputs, outputs and constants are float32 in compiled code (narrow_floats)
         narrow_in, self._narrow_out = narrow_floats.narrow_boundary(program)
         self._widen_in = [i for i, n in enumerate(narrow_in) if n]

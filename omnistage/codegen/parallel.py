@@ -57,11 +57,6 @@ NJIT_OPTION = ("parallel={'prange': True, 'comprehension': False, 'reduction': F
 TIER_UP_S = 0.6  # seconds of serial calls after which a process moves to the parallel build
 
 
-def serial_source(source):
-    """`source` without Numba's `parallel` option: the serial build (a prange is a range)."""
-    return source.replace(", " + NJIT_OPTION, "")
-
-
 _TOP_LOOP = re.compile(r"^    for (\w+) in range\((\d+)\):$")
 _LOOP = re.compile(r"^(\s*)for (\w+) in range\((\d+)\):$")
 _CONTROL = re.compile(r"^\s*(if .*:|elif .*:|else:)$")
@@ -238,4 +233,4 @@ def _read_before(name, body, first_assignment):
     return False
 
 
-__all__ = ["enabled", "parallelize", "serial_source", "NJIT_OPTION", "PARALLEL_MIN_WORK", "TIER_UP_S"]
+__all__ = ["enabled", "parallelize", "NJIT_OPTION", "PARALLEL_MIN_WORK", "TIER_UP_S"]
