@@ -44,7 +44,7 @@ def _eye(driver, out, aval, rows, cols, comment):
     driver.line(f"{out} = _cu.to_device(np.broadcast_to({eye}, {tuple(aval.shape)!r})){comment}")
 
 
-def _scratch(driver, base, shape, batch_size, dtype=np.float64):
+def scratch(driver, base, shape, batch_size, dtype=np.float64):
     """A float64 (or complex128) device buffer of `shape` per matrix, the batch index last
     (coalesced)."""
     name = driver.fresh(base)
@@ -57,33 +57,22 @@ def _scratch(driver, base, shape, batch_size, dtype=np.float64):
 
 def _scratch_set(driver, base, shapes, batch_size):
     """{local: buffer} for `shapes` ({local: (shape, dtype)}), named after output `base`."""
-    return {local: _scratch(driver, f"{base}{local}", shape, batch_size, dtype)
+    return {local: scratch(driver, f"{base}{local}", shape, batch_size, dtype)
             for local, (shape, dtype) in shapes.items()}
 
 
-class _Kernel:
-    """One thread per matrix: opens the grid-stride loop over the batch, binds each scratch
-    buffer's slice of this matrix to a local, and writes the copies in and out."""
+class PerMatrixKernel:
+    """One thread per matrix (also eig_emit's base): opens the grid-stride loop over the batch,
+    binds each scratch buffer's slice of this matrix to a local, and launches the kernel."""
 
-    def __init__(self, driver, e, batch, scratch, routines):
+    def __init__(self, driver, e, batch, scratch):
         self.driver, self.e = driver, e
-        _, self._import, self.work = routines
         self.bidx = [f"_b{k}" for k in range(len(batch))]
         self.name, self.kb = driver.grid_body(e.outs[0], batch, self.bidx)
         for local, buffer in scratch.items():
             self.kb._use(buffer)
             ndim = len(driver._extra_avals[buffer].shape) - 1
             self.kb.line(f"{local} = {buffer}[{', '.join([':'] * ndim + ['_f'])}]")
-
-    def guarded(self, condition, then, otherwise):
-        """The per-matrix phases `then` where `condition` holds (a finite matrix), else the
-        NaN fill `otherwise`."""
-        self.kb.line(f"if {condition}:")
-        for text in then:
-            self.kb.line(f"    {text}")
-        self.kb.line("else:  # inf or NaN in the matrix: NaN results, as on the CPU")
-        for text in otherwise:
-            self.kb.line(f"    {text}")
 
     def loops(self, rows, cols, body):
         """`body(row, col)` (a line) for every element of a rows x cols matrix."""
@@ -94,6 +83,33 @@ class _Kernel:
         kb.line(body("_r", "_c"))
         kb.indent -= 2
         kb._memo = {}
+
+    def launch(self, batch_size, import_line, note):
+        """Finish the kernel, ask the module for `import_line` (the per-matrix routines it
+        calls) and launch one thread per matrix."""
+        driver, kb = self.driver, self.kb
+        driver.finish_kernel(self.name, kb, self.e, list(self.e.outs))
+        driver.module.require(import_line)
+        driver.launch(self.name, f"_cu.grid({batch_size})", kb, f"  # one thread per matrix: {note}")
+
+
+class _Kernel(PerMatrixKernel):
+    """The qr/eigh/svd kernel: the routine table's import and scratch dtype, guarded phases,
+    copies in and out."""
+
+    def __init__(self, driver, e, batch, scratch, routines):
+        super().__init__(driver, e, batch, scratch)
+        _, self._import, self.work = routines
+
+    def guarded(self, condition, then, otherwise):
+        """The per-matrix phases `then` where `condition` holds (a finite matrix), else the
+        NaN fill `otherwise`."""
+        self.kb.line(f"if {condition}:")
+        for text in then:
+            self.kb.line(f"    {text}")
+        self.kb.line("else:  # inf or NaN in the matrix: NaN results, as on the CPU")
+        for text in otherwise:
+            self.kb.line(f"    {text}")
 
     def copy_in(self, local, x, rows, cols, transposed=False):
         """local := x, widened to the scratch dtype; transposed: its (conjugate) transpose."""
@@ -113,11 +129,7 @@ class _Kernel:
         self.kb.line(f"    {self.kb.target(out, self.bidx + ['_r'])} = {cast}({local}[_r])")
 
     def finish(self, batch_size, note):
-        driver, kb = self.driver, self.kb
-        driver.finish_kernel(self.name, kb, self.e, list(self.e.outs))
-        driver.module.require(self._import)  # the kernel calls these per-matrix routines
-        precision = np.dtype(self.work).name
-        driver.launch(self.name, f"_cu.grid({batch_size})", kb, f"  # one thread per matrix: {note} in {precision}")
+        self.launch(batch_size, self._import, f"{note} in {np.dtype(self.work).name}")
 
 
 def _routines(driver, e):

@@ -16,31 +16,13 @@ kernel's own, not LAPACK's (JAX documents none); vectors follow their eigenvalue
 import numpy as np
 
 from ..emit_cpu import _loc_comment, _np_dtype
+from .decomp_emit import PerMatrixKernel, scratch
 
 _IMPORT = "from omnistage.codegen.cuda import eig_device as _ed"
 
 
-def _scratch(driver, name, shape, batch_size):
-    """A float64 device buffer of `shape` per matrix, the batch index last (coalesced)."""
-    name = driver.fresh(name)
-    full = tuple(shape) + (batch_size,)
-    driver.line(f"{name} = _cu.empty({full!r}, np.float64)  # float64 scratch, batch innermost")
-    driver._extra(name, full, np.float64)
-    return name
-
-
-class _Kernel:
-    """One thread per matrix: the grid-stride loop over the batch, each scratch buffer's slice
-    of this matrix bound to a local, complex copies in and out as (real, imaginary) pairs."""
-
-    def __init__(self, driver, e, batch, scratch):
-        self.driver, self.e = driver, e
-        self.bidx = [f"_b{k}" for k in range(len(batch))]
-        self.name, self.kb = driver.grid_body(e.outs[0], batch, self.bidx)
-        for local, buffer in scratch.items():
-            self.kb._use(buffer)
-            ndim = len(driver._extra_avals[buffer].shape) - 1
-            self.kb.line(f"{local} = {buffer}[{', '.join([':'] * ndim + ['_f'])}]")
+class _Kernel(PerMatrixKernel):
+    """eig's kernel: complex copies in and out as (real, imaginary) float64 pairs."""
 
     def line(self, text):
         self.kb.line(text)
@@ -50,30 +32,20 @@ class _Kernel:
         for text in body:
             self.kb.line(f"    {text}")
 
-    def loops(self, n, body):
-        """`body(row, col)` (a line) for every element of an n x n matrix."""
-        kb = self.kb
-        kb.line(f"for _r in range({n}):")
-        kb.line(f"    for _c in range({n}):")
-        kb.indent += 2
-        kb.line(body("_r", "_c"))
-        kb.indent -= 2
-        kb._memo = {}
-
     def copy_in(self, re, im, x, n):
         """re + i im := x, widened to float64 (im := 0 for a real x)."""
         value = lambda r, c: self.kb.value(x, self.bidx + [r, c])  # noqa: E731
         if self.driver.aval(x).dtype.kind != "c":
-            self.loops(n, lambda r, c: f"{re}[{r}, {c}] = np.float64({value(r, c)})")
-            self.loops(n, lambda r, c: f"{im}[{r}, {c}] = np.float64(0.0)")
+            self.loops(n, n, lambda r, c: f"{re}[{r}, {c}] = np.float64({value(r, c)})")
+            self.loops(n, n, lambda r, c: f"{im}[{r}, {c}] = np.float64(0.0)")
             return
-        self.loops(n, lambda r, c: f"{re}[{r}, {c}] = np.float64({value(r, c)}.real)")
-        self.loops(n, lambda r, c: f"{im}[{r}, {c}] = np.float64({value(r, c)}.imag)")
+        self.loops(n, n, lambda r, c: f"{re}[{r}, {c}] = np.float64({value(r, c)}.real)")
+        self.loops(n, n, lambda r, c: f"{im}[{r}, {c}] = np.float64({value(r, c)}.imag)")
 
     def copy_out(self, out, re, im, n):
         """out[batch] := re + i im, rounded to out's complex dtype."""
         cast = _np_dtype(self.driver.program.avals[out].dtype)
-        self.loops(n, lambda r, c: f"{self.kb.target(out, self.bidx + [r, c])} = "
+        self.loops(n, n, lambda r, c: f"{self.kb.target(out, self.bidx + [r, c])} = "
                    f"{cast}(complex({re}[{r}, {c}], {im}[{r}, {c}]))")
 
     def copy_out_vector(self, out, re, im, n):
@@ -82,10 +54,7 @@ class _Kernel:
         self.kb.line(f"    {self.kb.target(out, self.bidx + ['_r'])} = {cast}(complex({re}[_r], {im}[_r]))")
 
     def finish(self, batch_size, note):
-        driver, kb = self.driver, self.kb
-        driver.finish_kernel(self.name, kb, self.e, list(self.e.outs))
-        driver.module.require(_IMPORT)  # the kernel calls eig_device's per-matrix phases
-        driver.launch(self.name, f"_cu.grid({batch_size})", kb, f"  # one thread per matrix: {note}")
+        self.launch(batch_size, _IMPORT, note)  # the kernel calls eig_device's per-matrix phases
 
 
 def _emit_eig(driver, e):
@@ -105,7 +74,7 @@ def _emit_eig(driver, e):
         return
     vectors = bool(left or right)
     square, vector, unused = (n, n), (n,), (1, 1)
-    work = {name: _scratch(driver, f"{w_out}{name}", shape, size) for name, shape in [
+    work = {name: scratch(driver, f"{w_out}{name}", shape, size) for name, shape in [
         ("_hr", square), ("_hi", square), ("_wr", vector), ("_wi", vector), ("_xr", vector), ("_xi", vector),
         ("_d", vector),
         ("_qr", square if vectors else unused), ("_qi", square if vectors else unused),
