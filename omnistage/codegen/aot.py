@@ -456,12 +456,12 @@ class AotProgram:
         self._consts = [np.ascontiguousarray(c) for c in program.consts.values()]
         self._slots = ctypes.c_void_p * (len(ins) + len(outs))
         self._numba = None
-        self._serial_s = 0.0 if record.get("parallel") else None  # time spent in the serial build
+        self._tier = parallel.TierUp() if record.get("parallel") else None  # the library is the serial build
 
     def __call__(self, *args):
-        if self._serial_s is not None and self._serial_s > parallel.TIER_UP_S:
+        if self._tier is not None and self._tier.due:
             return self._numba_program(parallel_now=True)(*args)
-        start = time.perf_counter() if self._serial_s is not None else 0.0
+        start = time.perf_counter() if self._tier is not None else 0.0
         ins = [_c_buffer(a, dt) for a, dt in zip(args, self._in_dtypes)]
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
         slots = self._slots(*[a.__array_interface__["data"][0] for a in (*ins, *self._consts, *outs)])
@@ -471,8 +471,8 @@ class AotProgram:
             status = -1
         if status != 0:  # the Numba path raises the error properly
             return self._numba_program()(*args)
-        if self._serial_s is not None:
-            self._serial_s += time.perf_counter() - start
+        if self._tier is not None:
+            self._tier.add(time.perf_counter() - start)
         return tuple(outs)
 
     def _numba_program(self, parallel_now=False):

@@ -34,9 +34,6 @@ def kind_of(prim):
     return OPAQUE
 
 
-NUMBA_UNSUPPORTED_DTYPES = {"float16", "bfloat16"}  # computed in float32 after narrow_floats.widen
-
-
 class Unsupported(Exception):
     """A primitive has no Numba lowering yet; the caller falls back to the interpreter."""
 
@@ -188,9 +185,6 @@ class ModuleEmitter:
         self.functions = []  # source blocks, callees before callers
         self._emitted = set()
         self.const_names = list(program.consts)
-        for aval in list(program.avals.values()) + [np.asarray(c) for c in program.consts.values()]:
-            if np.dtype(aval.dtype).name in NUMBA_UNSUPPORTED_DTYPES:
-                raise Unsupported(f"dtype {np.dtype(aval.dtype).name} (Numba has no arithmetic for it)")
 
     def body_function(self, ref):
         """Emit the body named `ref` (once); returns its function name."""

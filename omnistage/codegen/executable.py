@@ -43,21 +43,19 @@ class NumbaProgram:
         self.source, self.fn_name = emit_module(program, _vmath_lookup())
         self.module = disk_cache.load_module(self.source)
         self._fn = getattr(self.module, self.fn_name)
-        self._serial_s = None  # seconds spent in the serial build's calls, while running it
-        self._counting = False  # the first call compiles: its time does not count
+        self._tier = None  # while the serial build of a parallel program runs: parallel.TierUp
         self.serial_module = self.module  # what a native library is built from (aot.py)
         if "numba.prange(" in self.source:
             serial, _ = emit_module(program, _vmath_lookup(), threads=False)
             self.serial_module = disk_cache.load_module(serial)
             if serial_first:
                 self._parallel_fn, self._fn = self._fn, getattr(self.serial_module, self.fn_name)
-                self._serial_s = 0.0
+                self._tier = parallel.TierUp(skip_first=True)
         # float16/bfloat16 inputs, outputs and constants are float32 in compiled code (narrow_floats)
         narrow_in, self._narrow_out = narrow_floats.narrow_boundary(program)
         self._widen_in = [i for i, n in enumerate(narrow_in) if n]
         self._any_narrow_out = any(self._narrow_out)
-        consts = [np.asarray(c, np.float32) if narrow_floats.needs_widening_value(c) else c
-                  for c in program.consts.values()]
+        consts = [narrow_floats.wide(c) for c in program.consts.values()]
         # rank-0 values cross into generated code as scalars
         self._consts = tuple(_to_kernel(np.ascontiguousarray(c) if np.ndim(c) else np.asarray(c)) for c in consts)
         self._scalar_in = [a.ndim == 0 for a in program.in_avals]
@@ -75,9 +73,9 @@ class NumbaProgram:
             args = list(args)
             for i in self._widen_in:
                 args[i] = np.float32(args[i]) if self._scalar_in[i] else _widened(args[i])
-        if self._serial_s is not None and self._serial_s > parallel.TIER_UP_S:
-            self._fn, self._serial_s = self._parallel_fn, None
-        start = time.perf_counter() if self._serial_s is not None else 0.0
+        if self._tier is not None and self._tier.due:
+            self._fn, self._tier = self._parallel_fn, None
+        start = time.perf_counter() if self._tier is not None else 0.0
         try:
             out = self._fn(*args, *self._consts)
         except Exception as e:  # noqa: BLE001 - only Numba's compile errors are handled
@@ -97,9 +95,8 @@ class NumbaProgram:
             return self._fallback(*[np.asarray(a) for a in given])
         if self._any_narrow_out:
             out = tuple(o if n is None else _narrowed(o, n) for o, n in zip(out, self._narrow_out))
-        if self._serial_s is not None:
-            self._serial_s += time.perf_counter() - start if self._counting else 0.0
-            self._counting = True
+        if self._tier is not None:
+            self._tier.add(time.perf_counter() - start)
         if self.after_first_call is not None:
             hook, self.after_first_call = self.after_first_call, None
             hook()

@@ -54,6 +54,11 @@ def needs_widening_value(value):
     return _narrow(np.asarray(value).dtype)
 
 
+def wide(value):
+    """A constant as compiled code holds it: float32 for a float16/bfloat16 one (exact)."""
+    return np.asarray(value, WIDE) if needs_widening_value(value) else value
+
+
 def needs_widening(program):
     return any(_narrow(a.dtype) for a in program.avals.values()) or any(
         needs_widening_value(c) for c in program.consts.values())
@@ -93,7 +98,7 @@ def widen(program, unsupported=ValueError):
     fn = _WideLiterals().visit(copy.deepcopy(program.fn))
     narrow_of = {n: np.dtype(a.dtype).name for n, a in program.avals.items() if _narrow(a.dtype)}
     avals = {n: a.update(dtype=WIDE) if n in narrow_of else a for n, a in program.avals.items()}
-    consts = {n: np.asarray(c, WIDE) if _narrow(np.asarray(c).dtype) else c for n, c in program.consts.items()}
+    consts = {n: wide(c) for n, c in program.consts.items()}
     fresh = Namer(all_names(fn)).fresh
 
     def rewrite(body):
@@ -143,12 +148,10 @@ def _convert_to_narrow(e, avals, program, fresh, loc, unsupported):
         raise unsupported("convert_element_type from complex to float16/bfloat16")
     stmts = []
     if kind in "iub":
-        wide = fresh(f"{e.outs[0]}_f64")
-        avals[wide] = avals[e.outs[0]].update(dtype=np.dtype(np.float64))
-        stmts.append(make_stmt([wide], "convert_element_type", [x], {"new_dtype": "float64", "weak_type": False}, loc))
-        x = name_atom(wide)
-    elif literals.is_literal(x) and literals.literal_aval(x).dtype.name in NARROW:
-        x = literals.literal_ast(np.float32(literals.literal_value(x)))
+        f64 = fresh(f"{e.outs[0]}_f64")
+        avals[f64] = avals[e.outs[0]].update(dtype=np.dtype(np.float64))
+        stmts.append(make_stmt([f64], "convert_element_type", [x], {"new_dtype": "float64", "weak_type": False}, loc))
+        x = name_atom(f64)
     stmts.append(make_stmt(e.outs, ROUND, [x], {"dtype": np.dtype(e.params["new_dtype"]).name}, loc))
     return stmts
 
@@ -163,7 +166,7 @@ def _bitcast(e, program, unsupported, loc):
     new = np.dtype(e.params["new_dtype"]).name
     if new in NARROW and src in _BITS:
         return make_stmt(e.outs, "narrow_from_bits", [x], {"dtype": new}, loc)
-    if src in NARROW and new in _BITS and not literals.is_literal(x):
+    if src in NARROW and new in _BITS:
         return make_stmt(e.outs, "narrow_to_bits", [x], {"dtype": src}, loc)
     raise unsupported(f"bitcast_convert_type from {src} to {new} (a width-changing bitcast of float16/bfloat16)")
 
@@ -180,4 +183,5 @@ def _rename_targets(stmt, renamed):
             node.id = renamed[node.id]
 
 
-__all__ = ["widen", "needs_widening", "needs_widening_value", "narrow_boundary", "cast_exactly", "NARROW", "ROUND"]
+__all__ = ["widen", "needs_widening", "needs_widening_value", "narrow_boundary", "cast_exactly", "wide",
+           "NARROW", "ROUND"]

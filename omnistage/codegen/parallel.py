@@ -57,6 +57,27 @@ NJIT_OPTION = ("parallel={'prange': True, 'comprehension': False, 'reduction': F
 TIER_UP_S = 0.6  # seconds of serial calls after which a process moves to the parallel build
 
 
+class TierUp:
+    """Rent or buy, for one program in one process: the seconds its calls have spent on the
+    serial build; `due` once they pass TIER_UP_S. `skip_first`: the first call compiles, and
+    its time is not the serial build's running cost."""
+
+    __slots__ = ("spent", "_skip")
+
+    def __init__(self, skip_first=False):
+        self.spent, self._skip = 0.0, skip_first
+
+    def add(self, seconds):
+        if self._skip:
+            self._skip = False
+        else:
+            self.spent += seconds
+
+    @property
+    def due(self):
+        return self.spent > TIER_UP_S
+
+
 _TOP_LOOP = re.compile(r"^    for (\w+) in range\((\d+)\):$")
 _LOOP = re.compile(r"^(\s*)for (\w+) in range\((\d+)\):$")
 _CONTROL = re.compile(r"^\s*(if .*:|elif .*:|else:)$")
@@ -134,8 +155,13 @@ def _parallel_loop(before, var, extent, body, after):
     private = _row_buffers(before, body, after_text)
     if not _independent(var, body, private, after_text):
         return None
-    kept = [line for line in before if not (_ROW_BUFFER.match(line) and _ROW_BUFFER.match(line).group(1) in private)]
-    moved = ["    " + line.replace("_rt.empty(", "np.empty(", 1) + ", per thread" for line in before if line not in kept]
+    kept, moved = [], []
+    for line in before:
+        m = _ROW_BUFFER.match(line)
+        if m and m.group(1) in private:
+            moved.append("    " + line.replace("_rt.empty(", "np.empty(", 1) + ", per thread")
+        else:
+            kept.append(line)
     loop = f"    for {var} in numba.prange({extent}):  # parallel: {work} statements over Numba's threads"
     return kept + [loop] + moved + body
 
@@ -161,7 +187,7 @@ def _work(body, extent):
 
 
 def _row_buffers(before, body, after_text):
-    """Row buffers allocated just before the loop that nothing outside it uses: per chunk."""
+    """Row buffers allocated just before the loop that nothing outside it uses: per thread."""
     names = set()
     for line in reversed(before):
         m = _ROW_BUFFER.match(line)
@@ -177,7 +203,7 @@ def _row_buffers(before, body, after_text):
 def _independent(var, body, private, after_text):
     """Whether the iterations of the loop over `var` share nothing they write."""
     written, assigned = set(), set()
-    for line in body:
+    for at, line in enumerate(body):
         text = line.strip()
         if not text or text.startswith("#") or _LOOP.match(line) or _CONTROL.match(line):
             continue
@@ -191,7 +217,7 @@ def _independent(var, body, private, after_text):
             if kind == "store":
                 written.add(name)
             elif name not in assigned:
-                if re.search(rf"\b{name}\b", value) or _read_before(name, body, line):
+                if re.search(rf"\b{name}\b", "\n".join(body[:at] + [value])):
                     return False  # carried from the previous iteration
                 assigned.add(name)
     body_text = "\n".join(body)
@@ -223,14 +249,4 @@ def _assignment_targets(text):
     return out
 
 
-def _read_before(name, body, first_assignment):
-    word = re.compile(rf"\b{name}\b")
-    for line in body:
-        if line is first_assignment:
-            return False
-        if word.search(line):
-            return True
-    return False
-
-
-__all__ = ["enabled", "parallelize", "NJIT_OPTION", "PARALLEL_MIN_WORK", "TIER_UP_S"]
+__all__ = ["enabled", "parallelize", "NJIT_OPTION", "PARALLEL_MIN_WORK", "TIER_UP_S", "TierUp"]

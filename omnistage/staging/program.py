@@ -245,7 +245,7 @@ def _const_source(value):
     v = np.asarray(value)
     # NumPy has no np.bfloat16 (ml_dtypes registers the name 'bfloat16' with np.dtype)
     dtype = f"np.{v.dtype.name}" if hasattr(np, v.dtype.name) else repr(v.dtype.name)
-    if v.dtype.kind in "fcV" and not np.all(np.isfinite(v.astype(np.float64) if v.dtype.kind == "V" else v)):
+    if v.dtype.kind in "fcV" and not np.all(np.isfinite(v)):  # "V": ml_dtypes' bfloat16
         # nan/inf have no literal: rebuild from the raw bytes
         raw = np.ascontiguousarray(v).tobytes().hex()
         return f"np.frombuffer(bytes.fromhex({raw!r}), dtype={dtype}).reshape({v.shape!r})"

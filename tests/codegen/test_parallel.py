@@ -52,6 +52,7 @@ def test_the_work_counts_inner_loops():
     ["for _i1 in range(%d):" % BIG, "    s[_i1] = s[_i1] + x[_i0, _i1]"],
     # a scalar carried from one iteration to the next
     ["acc = acc + x[_i0]", "y[_i0] = acc"],
+    ["y[_i0] = t", "t = x[_i0]"],
     # reads another iteration's result
     ["y[_i0] = x[_i0]", "z[_i0] = y[_i0 - 1]"],
     # BLAS writing into an argument
