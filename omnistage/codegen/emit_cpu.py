@@ -177,7 +177,7 @@ class ModuleEmitter:
     function per control-flow body (bodies are closure-free Programs)."""
 
     def __init__(self, program, vmath_lookup, threads=True):
-        program = _numba_ready(narrow_floats.widen(program, Unsupported))
+        program = _numba_ready(narrow_floats.widen(program))
         self.threads = threads  # False: the serial build (no parallel loops)
         self.program = program
         self.vmath_lookup = vmath_lookup
@@ -185,6 +185,7 @@ class ModuleEmitter:
         self.functions = []  # source blocks, callees before callers
         self._emitted = set()
         self.const_names = list(program.consts)
+        self.calls_python = False  # set by debug.print's lowering (object mode)
 
     def body_function(self, ref):
         """Emit the body named `ref` (once); returns its function name."""
@@ -563,7 +564,10 @@ class Emitter(ControlFlowEmitter):
         self.line(f"return ({outs}{',' if len(self.program.out_atoms) == 1 else ''})")
         p = self.program
         args = ", ".join(p.in_names + self.module.const_names)
-        options = "cache=_OMNISTAGE_CACHED, nogil=True, fastmath=" + FASTMATH + ", error_model='numpy', boundscheck=False"
+        # a function that calls Python (debug.print's object-mode block, here or in a body it
+        # calls: those are emitted first) keeps the GIL, which object mode needs anyway
+        nogil = "" if self.module.calls_python else "nogil=True, "
+        options = "cache=_OMNISTAGE_CACHED, " + nogil + "fastmath=" + FASTMATH + ", error_model='numpy', boundscheck=False"
         if self.entry and self.module.threads and parallel.enabled():
             self.lines, threaded = parallel.parallelize(self.lines)
             if threaded:

@@ -13,8 +13,9 @@ conversion from float64 rounds once, directly from float64, as NumPy's does.
 Statements whose results are copies of operand values (reshapes, selects, max/min, sorts,
 control flow whose bodies round for themselves) need no rounding. A bitcast between a narrow
 float and its 16 bits (random floats are made that way) becomes `narrow_from_bits` /
-`narrow_to_bits`, which decode/encode the widened value exactly; a width-changing bitcast of a
-narrow float stays on the interpreter (`Unsupported`).
+`narrow_to_bits`, which decode/encode the widened value exactly; a bitcast to or from a type of
+another width goes through those 16 bits and an integer bitcast. A conversion from complex rounds
+the real part.
 
 The compiled entry function takes and returns float32 arrays where the Program has narrow ones:
 `narrow_boundary(program)` tells the executable which to convert.
@@ -90,9 +91,9 @@ class _WideLiterals(ast.NodeTransformer):
         return node
 
 
-def widen(program, unsupported=ValueError):
+def widen(program):
     """`program` with float16/bfloat16 computed in float32 (module docstring); `program` itself
-    when it has no narrow values. Raises `unsupported` for statements that need narrow bits."""
+    when it has no narrow values."""
     if not needs_widening(program):
         return program
     fn = _WideLiterals().visit(copy.deepcopy(program.fn))
@@ -115,10 +116,17 @@ def widen(program, unsupported=ValueError):
             loc = getattr(stmt, "loc", None)
             in_narrow = [a.id in narrow_of for a in e.ins if isinstance(a, ast.Name)]
             if e.prim == "bitcast_convert_type" and (any(in_narrow) or any(o in narrow_of for o in e.outs)):
-                out.append(_bitcast(e, program, unsupported, loc))
+                out.extend(_bitcast(e, program, avals, fresh, loc))
                 continue
             if e.prim == "convert_element_type" and _narrow(e.params.get("new_dtype")):
-                out.extend(_convert_to_narrow(e, avals, program, fresh, loc, unsupported))
+                out.extend(_convert_to_narrow(e, avals, program, fresh, loc))
+                continue
+            if e.prim == "debug_print":  # prints the narrow values, not their float32 copies
+                if any(in_narrow):
+                    names = [narrow_of.get(a.id) if isinstance(a, ast.Name) else None for a in e.ins]
+                    out.append(make_stmt(e.outs, e.prim, e.ins, {**e.params, "narrow": tuple(names)}, loc))
+                else:
+                    out.append(stmt)
                 continue
             _widen_dtype_params(stmt)
             rounded = [o for o in e.outs if o in narrow_of] if e.prim not in EXACT else []
@@ -138,16 +146,19 @@ def widen(program, unsupported=ValueError):
     return Program(fn, avals, consts, program.debug_name)
 
 
-def _convert_to_narrow(e, avals, program, fresh, loc, unsupported):
+def _convert_to_narrow(e, avals, program, fresh, loc):
     """convert_element_type(x, new_dtype=float16) as round_to_narrow, from x's float32/float64
     value (integers and bools through float64, where every int32 is exact)."""
     (x,) = e.ins
     src = literals.literal_aval(x) if literals.is_literal(x) else program.avals[x.id]
     kind = np.dtype(src.dtype).kind
-    if kind == "c":
-        raise unsupported("convert_element_type from complex to float16/bfloat16")
     stmts = []
-    if kind in "iub":
+    if kind == "c":  # the real part, as NumPy's and JAX's conversions take it
+        re = fresh(f"{e.outs[0]}_re")
+        avals[re] = avals[e.outs[0]].update(dtype=np.dtype(np.float64 if src.dtype.itemsize == 16 else np.float32))
+        stmts.append(make_stmt([re], "real", [x], {}, loc))
+        x = name_atom(re)
+    elif kind in "iub":
         f64 = fresh(f"{e.outs[0]}_f64")
         avals[f64] = avals[e.outs[0]].update(dtype=np.dtype(np.float64))
         stmts.append(make_stmt([f64], "convert_element_type", [x], {"new_dtype": "float64", "weak_type": False}, loc))
@@ -159,16 +170,34 @@ def _convert_to_narrow(e, avals, program, fresh, loc, unsupported):
 _BITS = ("uint16", "int16")
 
 
-def _bitcast(e, program, unsupported, loc):
-    """A same-width bitcast between a narrow float and its 16 bits, on the widened value."""
+def _bitcast(e, program, avals, fresh, loc):
+    """A bitcast to or from a narrow float, on the widened value: through its 16 bits
+    (`narrow_to_bits` / `narrow_from_bits`), with an ordinary integer bitcast between those bits
+    and a type of another width (float32, uint8, ...) where the widths differ."""
     (x,) = e.ins
-    src = (literals.literal_aval(x) if literals.is_literal(x) else program.avals[x.id]).dtype.name
-    new = np.dtype(e.params["new_dtype"]).name
-    if new in NARROW and src in _BITS:
-        return make_stmt(e.outs, "narrow_from_bits", [x], {"dtype": new}, loc)
-    if src in NARROW and new in _BITS:
-        return make_stmt(e.outs, "narrow_to_bits", [x], {"dtype": src}, loc)
-    raise unsupported(f"bitcast_convert_type from {src} to {new} (a width-changing bitcast of float16/bfloat16)")
+    (out,) = e.outs
+    src_aval = literals.literal_aval(x) if literals.is_literal(x) else program.avals[x.id]
+    src, new = src_aval.dtype.name, np.dtype(e.params["new_dtype"]).name
+    stmts = []
+    if src in NARROW:
+        if new in _BITS:
+            return [make_stmt(e.outs, "narrow_to_bits", [x], {"dtype": src}, loc)]
+        bits = fresh(f"{out}_bits")
+        avals[bits] = src_aval.update(dtype=np.dtype(np.uint16))
+        stmts.append(make_stmt([bits], "narrow_to_bits", [x], {"dtype": src}, loc))
+        x, src = name_atom(bits), "uint16"
+        if new not in NARROW:
+            stmts.append(make_stmt(e.outs, "bitcast_convert_type", [x], {"new_dtype": new}, loc))
+            return stmts
+    if src not in _BITS:  # a type of another width: its bits regrouped as uint16 first
+        width = np.dtype(src).itemsize
+        shape = tuple(src_aval.shape) + (width // 2,) if width > 2 else tuple(src_aval.shape[:-1])
+        bits = fresh(f"{out}_bits")
+        avals[bits] = src_aval.update(shape=shape, dtype=np.dtype(np.uint16))
+        stmts.append(make_stmt([bits], "bitcast_convert_type", [x], {"new_dtype": "uint16"}, loc))
+        x = name_atom(bits)
+    stmts.append(make_stmt(e.outs, "narrow_from_bits", [x], {"dtype": new}, loc))
+    return stmts
 
 
 def _widen_dtype_params(stmt):

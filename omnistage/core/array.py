@@ -202,10 +202,10 @@ class GpuArray(Array):
         return (Array, (np.array(self._value.to_host()), self.weak_type))
 
     def __dlpack__(self, *args, **kwargs):
-        return self._value.data.__dlpack__(*args, **kwargs)
+        return self._value.shared_data().__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
-        return self._value.data.__dlpack_device__()
+        return self._value.shared_data().__dlpack_device__()
 
 
 def _on_host_copy(name):

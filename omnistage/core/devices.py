@@ -112,9 +112,24 @@ def resolve(device):
 gpu_arrays_exist = False
 
 
+def storage_dtype(dtype):
+    """The dtype of the device memory that holds `dtype` values: bfloat16, which CuPy and Numba
+    lack, is held as its 16 bits (uint16); every other dtype as itself."""
+    dtype = np.dtype(dtype)
+    return _UINT16 if dtype.name == "bfloat16" else dtype
+
+
+_UINT16 = np.dtype(np.uint16)
+
+
 class DeviceBuffer:
     """An immutable array in GPU memory: a CuPy array, a Numba device array, anything with
     `__cuda_array_interface__`, or a simulator array. A GPU `Array` holds one as its value.
+
+    `dtype` is the array's own dtype, which is `data`'s except for bfloat16: CuPy and Numba have
+    no bfloat16, so its device memory is a uint16 array of its bits (`storage_dtype`),
+    converted on the device by the programs that take or return it. Such a buffer offers no
+    `__cuda_array_interface__` or DLPack export, which would call its bits uint16.
 
     Eager (un-jitted) operations on a GPU array run the NumPy implementation on a host copy:
     attribute reads it does not define itself (`astype`, `reshape`, ...) and `__array__` see
@@ -123,12 +138,14 @@ class DeviceBuffer:
 
     __slots__ = ("data", "shape", "dtype", "_host")
 
-    def __init__(self, data):
+    def __init__(self, data, dtype=None):
         global gpu_arrays_exist
         gpu_arrays_exist = True
         self.data = data
         self.shape = tuple(data.shape)
-        self.dtype = np.dtype(data.dtype)
+        self.dtype = np.dtype(data.dtype if dtype is None else dtype)
+        if storage_dtype(self.dtype) != np.dtype(data.dtype):
+            raise AssertionError(f"internal: {self.dtype.name} array held in {np.dtype(data.dtype).name} device memory")
         self._host = None
 
     ndim = property(lambda self: len(self.shape))
@@ -139,12 +156,21 @@ class DeviceBuffer:
 
     @property
     def __cuda_array_interface__(self):
-        return self.data.__cuda_array_interface__
+        return self.shared_data().__cuda_array_interface__
+
+    def shared_data(self):
+        """`data`, for other libraries to use without a copy (not for bfloat16: see the class)."""
+        if self.dtype != np.dtype(self.data.dtype):
+            raise AttributeError(
+                f"a {self.dtype.name} GPU array cannot be shared with CuPy or Numba, which have no "
+                f"{self.dtype.name} type; share its bits instead: "
+                f"lax.bitcast_convert_type(x, jnp.uint16)")
+        return self.data
 
     def to_host(self):
         """The contents as a read-only NumPy array (copied once)."""
         if self._host is None:
-            host = np.asarray(_cuda_runtime().to_host(self.data)).reshape(self.shape)
+            host = np.asarray(_cuda_runtime().to_host(self.data)).view(self.dtype).reshape(self.shape)
             host.flags.writeable = False
             self._host = host
         return self._host
@@ -160,6 +186,8 @@ class DeviceBuffer:
         return host
 
     def __getattr__(self, name):
+        if name == "__cuda_array_interface__":
+            self.shared_data()  # raises why (Python retries a property's AttributeError here)
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.to_host(), name)
@@ -189,7 +217,8 @@ def to_gpu(value):
         return value
     if hasattr(value, "__cuda_array_interface__") or _is_simulator_array(value):
         return DeviceBuffer(value)
-    return DeviceBuffer(runtime.to_device(np.asarray(value)))
+    value = np.asarray(value)
+    return DeviceBuffer(runtime.to_device(value), value.dtype)
 
 
 def _is_simulator_array(value):

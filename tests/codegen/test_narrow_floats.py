@@ -204,13 +204,47 @@ def test_grad_and_vmap_of_a_float16_function():
     _exact(omnistage.vmap(lambda v: v * jnp.exp(v)), x.reshape(2, 3))
 
 
-def test_a_width_changing_bitcast_of_a_narrow_float_stays_on_the_interpreter():
-    x = np.array([[1.0, -2.0], [np.inf, 0.5]], np.float16)
-    f = lambda x: lax.bitcast_convert_type(x * 2, np.float32)  # noqa: E731
+_F16_PAIRS = np.array([[1.0, -2.0], [np.inf, 0.5], [np.nan, -0.0], [6e-8, 65504]], np.float16)
+_WORDS = np.array([1.5, -3.0, np.inf, 1e-40], np.float32)
+
+
+def _bits(a):
+    return np.ascontiguousarray(a).view(np.uint8).tobytes()
+
+
+# (function, argument, what NumPy's views give): every pair of widths, both directions
+WIDTH_CHANGING_BITCASTS = [
+    (lambda x: lax.bitcast_convert_type(x * 2, np.float32), _F16_PAIRS, (_F16_PAIRS * 2).view(np.float32).reshape(4)),
+    (lambda x: lax.bitcast_convert_type(x, np.uint32), _F16_PAIRS.astype(BF16), _F16_PAIRS.astype(BF16).view(np.uint32).reshape(4)),
+    (lambda x: lax.bitcast_convert_type(x, np.uint8), _F16_PAIRS, _F16_PAIRS.view(np.uint8).reshape(4, 2, 2)),
+    (lambda x: lax.bitcast_convert_type(x, BF16), _F16_PAIRS, _F16_PAIRS.view(BF16)),
+    (lambda y: lax.bitcast_convert_type(y + 1, np.float16), _WORDS, (_WORDS + 1).view(np.float16).reshape(4, 2)),
+    (lambda y: lax.bitcast_convert_type(y, BF16), _WORDS.view(np.int32), _WORDS.view(BF16).reshape(4, 2)),
+    (lambda b: lax.bitcast_convert_type(b, np.float16) * 1, np.arange(8, dtype=np.uint8).reshape(4, 2),
+     np.arange(8, dtype=np.uint8).view(np.float16).reshape(4)),
+]
+
+
+@pytest.mark.parametrize("f, x, want", WIDTH_CHANGING_BITCASTS)
+def test_width_changing_bitcasts_of_narrow_floats_are_compiled_and_exact(f, x, want):
     compiled = omnistage.jit(f).lower(x).compile()
-    assert type(compiled.executable).__name__ == "InterpretedProgram"
-    assert "width-changing bitcast of float16" in compiled.as_text()
-    np.testing.assert_array_equal(np.asarray(compiled(x)), (x * 2).view(np.float32).reshape(2))
+    assert type(compiled.executable).__name__ == "NumbaProgram"
+    got = np.asarray(compiled(x))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert _bits(got) == _bits(want) or np.array_equal(got, want, equal_nan=True), (got, want)
+    assert _bits(omnistage.jit(f, backend="interpreter")(x)) == _bits(got) or np.array_equal(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [F16, BF16], ids=["float16", "bfloat16"])
+def test_complex_to_narrow_conversions_round_the_real_part_once(dtype):
+    z = np.array([1 + 2j, 1 / 3 - 1j, 65519.99 + 0j, np.nan + 1j, 1e-8 - 5j], np.complex64)
+    f = lambda z: (lax.convert_element_type(z, dtype), lax.convert_element_type(z * 2, dtype))  # noqa: E731
+    compiled = omnistage.jit(f).lower(z).compile()
+    assert type(compiled.executable).__name__ == "NumbaProgram"
+    with np.errstate(all="ignore"):
+        for got, want in zip(compiled(z), (z.real.astype(dtype), (z * 2).real.astype(dtype))):
+            assert np.asarray(got).dtype == dtype
+            np.testing.assert_array_equal(np.asarray(got).astype(np.float32), want.astype(np.float32))
 
 
 @pytest.mark.parametrize("dtype", [F16, BF16], ids=["float16", "bfloat16"])

@@ -50,7 +50,7 @@ def toolkit_missing():
 
 
 def main():
-    from numba import cuda, float32, int32
+    from numba import cuda, float32, int32, uint16
 
     from omnistage.codegen.cuda import runtime
     from tests.cuda.programs import PROGRAMS
@@ -61,9 +61,13 @@ def main():
         return 0
     failures = 0
     count = 0
-    for sig in ((float32[:], float32[:]), (int32[:], int32[:])):  # the runtime's scan-step copy
+    runtime_kernels = [  # the scan-step copy; bfloat16 parameters and results to and from bits
+        (runtime._copy_kernel(), (float32[:], float32[:])), (runtime._copy_kernel(), (int32[:], int32[:])),
+        (runtime._bits_kernel("bfloat16_from_bits"), (float32[:], uint16[:])),
+        (runtime._bits_kernel("bfloat16_to_bits"), (uint16[:], float32[:]))]
+    for kernel, sig in runtime_kernels:
         count += 1
-        cuda.compile_ptx(runtime._copy_kernel().py_func, sig, cc=(9, 0))
+        cuda.compile_ptx(kernel.py_func, sig, cc=(9, 0))
     for name, fun, make_args in PROGRAMS:
         for kname, kernel, sig in kernels_of(fun, make_args()):
             count += 1

@@ -105,11 +105,50 @@ def test_rank0_and_constants():
     _exact(lambda s, x: (s * x + jnp.asarray(c), s, jnp.sum(x * s)), np.float16(1.5), np.array([1.0, 2.0, 3.0], np.float16))
 
 
-def test_a_width_changing_bitcast_of_narrow_floats_still_runs_on_the_host():
-    x = np.array([[1.0, -2.0], [np.inf, 0.5]], np.float16)
-    f = lambda x: lax.bitcast_convert_type(x * 2, jnp.float32)  # noqa: E731
-    assert "runs on the host" in _source(f, x)
-    np.testing.assert_array_equal(_cuda(f, x)[0], (x * 2).view(np.float32).reshape(2))
+def test_bfloat16_device_arrays_hold_bits_and_convert_on_the_device(monkeypatch, count_host_copies):
+    host = np.array(SPECIAL + [-3.25, 1e-38], BF16)
+    x = omnistage.device_put(host, "gpu")
+    assert x.dtype == BF16 and x._value.data.dtype == np.uint16  # CuPy and Numba have no bfloat16
+    assert np.asarray(x).dtype == BF16 and np.asarray(x).tobytes() == host.tobytes()
+    first = lambda v: (v * 3 + 1, v.astype(jnp.float32), jnp.sum(v))  # noqa: E731
+    second = lambda v: jnp.tanh(v) - v  # noqa: E731
+    f, g = omnistage.jit(first, backend="cuda"), omnistage.jit(second, backend="cuda")
+    g(f(x)[0])  # compiled before counting
+    if runtime.SIMULATED:
+        monkeypatch.setattr(runtime, "SIMULATED", False)  # the device path under the simulator too
+        monkeypatch.setattr(runtime, "_cupy", lambda: None)
+    copies = count_host_copies()
+    outs = list(f(x)) + [g(f(x)[0])]  # a bfloat16 result feeds the next program on the device
+    assert copies == [] and [o.dtype for o in outs] == [BF16, np.float32, BF16, BF16]
+    assert all(isinstance(o, GpuArray) for o in outs)
+    assert [o._value.data.dtype for o in outs] == [np.uint16, np.float32, np.uint16, np.uint16]
+    assert outs[2].shape == ()
+    monkeypatch.undo()
+    with np.errstate(all="ignore"):
+        want = [np.asarray(o) for o in omnistage.jit(first, backend="cpu")(host)]
+        want.append(np.asarray(omnistage.jit(second, backend="cpu")(want[0])))
+    for got, w in zip(outs, want):  # the same bits, but for the sign of a NaN
+        got = np.asarray(got)
+        assert got.dtype == w.dtype and np.array_equal(got.astype(np.float32), w.astype(np.float32), equal_nan=True)
+
+
+def test_a_bfloat16_gpu_array_is_not_shared_under_another_dtype():
+    x = omnistage.device_put(np.array([1.0, 2.5], BF16), "gpu")
+    assert not hasattr(x, "__cuda_array_interface__")
+    with pytest.raises(AttributeError, match="bitcast_convert_type"):
+        x.__cuda_array_interface__  # noqa: B018
+    with pytest.raises(AttributeError, match="no bfloat16 type"):
+        x.__dlpack__()
+    bits = omnistage.jit(lambda v: lax.bitcast_convert_type(v, jnp.uint16), backend="cuda")(x)
+    assert bits.dtype == np.uint16 and bits._value.shared_data() is bits._value.data  # its bits can be shared
+    assert np.asarray(bits).tobytes() == np.array([1.0, 2.5], BF16).tobytes()
+
+
+@pytest.mark.parametrize("f, x, want", __import__("tests.codegen.test_narrow_floats", fromlist=["_"]).WIDTH_CHANGING_BITCASTS)
+def test_width_changing_bitcasts_of_narrow_floats_have_kernels(f, x, want):
+    assert "runs on the host" not in _source(f, x) and "host_call" not in _source(f, x)
+    (got,) = _cuda(f, x)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])

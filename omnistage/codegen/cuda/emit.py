@@ -13,8 +13,8 @@ kernel. Control flow runs on the host, reading back only the scalar a branch nee
 Sorting, convolution, the triangular solve, the small-matrix factorizations and eig have
 kernels in modules of their own (`sort_emit`, `conv_emit`, `solve_emit`, `decomp_emit`,
 `eig_emit`). float16/bfloat16 programs are computed in float32, rounded onto the narrow value set
-after each operation (`narrow_floats`, in `emit_module`); what still has no kernel (a bitcast of
-float16/bfloat16 bits) runs its NumPy implementation on a host copy, marked in the source.
+after each operation (`narrow_floats`, in `emit_module`). A statement with no kernel would run
+its NumPy implementation on a host copy, marked in the source.
 Every rank-0 value lives in a 1-element device array (`x[0]` in kernels).
 
 Must not import numba.cuda (the generated module does); imports `runtime` only for its
@@ -33,7 +33,6 @@ from ..control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from ..plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
 from . import device_support, runtime
 
-CUDA_UNSUPPORTED_DTYPES = {"float16", "bfloat16"}
 _CASTS = {f"np.{n}" for n in ("float32", "float64", "complex64", "complex128", "bool_", "int8", "int16",
                               "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
 
@@ -110,9 +109,6 @@ def _elementwise_expr(e, args, in_dtypes, out_dtype):
 
 def kernel_kind(program, e):
     """The loop-nest kind of statement `e` in CUDA code (OPAQUE: no kernel template)."""
-    avals = [program.avals[o] for o in e.outs] + [program.atom_aval(a) for a in e.ins]
-    if any(np.dtype(a.dtype).name in CUDA_UNSUPPORTED_DTYPES for a in avals):
-        return OPAQUE
     if e.prim in scalar_rules.RULES:
         try:
             dts = [program.atom_aval(a).dtype for a in e.ins]
@@ -225,9 +221,6 @@ class CudaModule:
         self.imports = []  # extra import lines kernels asked for (`require`)
         self._emitted = set()
         self._kernel_names = set()
-        for c in self.program.consts.values():
-            if np.asarray(c).dtype.name in CUDA_UNSUPPORTED_DTYPES:
-                raise Unsupported(f"dtype {np.asarray(c).dtype.name} in CUDA kernels")
 
     def kernel_name(self, base):
         name, i = f"k_{base}", 1
@@ -605,7 +598,7 @@ class HostDriver(ControlFlowEmitter):
         if kind == REDUCE:
             return self.emit_reduce(e)
         rule = OPAQUE_KERNELS.get(e.prim)
-        if rule is not None and not _has_unsupported_dtype(self, e):
+        if rule is not None:
             return rule(self, e)
         return self.emit_host_call(e)
 
@@ -809,9 +802,12 @@ def _emit_threefry(driver, e):
     driver.launch(kernel, f"_cu.grid({aval.size})", kb)
 
 
-def _has_unsupported_dtype(driver, e):
-    avals = [driver.program.avals[o] for o in e.outs] + [driver.aval(a) for a in e.ins]
-    return any(np.dtype(a.dtype).name in CUDA_UNSUPPORTED_DTYPES for a in avals)
+def _emit_debug_print(driver, e):
+    """debug.print: its operands are copied to the host (a read-back JAX's GPU callbacks make
+    too) and printed by the primitive's implementation, in program order."""
+    shapes = tuple(tuple(driver.aval(a).shape) for a in e.ins)
+    args = [ast.unparse(a) for a in e.ins] + [f"{k}={v!r}" for k, v in e.params.items()]
+    driver.line(f"{e.outs[0]} = _cu.debug_print({shapes!r}, {', '.join(args)})  # reads the values back{_loc_comment(e.stmt)}")
 
 
 def _shape(aval):
@@ -834,6 +830,7 @@ OPAQUE_KERNELS = {
     **{prim: _emit_scatter for prim in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")},
     "bitcast_convert_type": _emit_bitcast,
     "threefry2x32": _emit_threefry,
+    "debug_print": _emit_debug_print,
     **{prim: _emit_cumulative for prim in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")},
 }
 
@@ -846,10 +843,7 @@ for _rules in (sort_emit, conv_emit, solve_emit, decomp_emit, eig_emit):
 
 def emit_module(program):
     """(module source, entry function name, {kernel: [(dtype, ndim)] of its parameters})."""
-    try:  # float16/bfloat16 computed in float32 (a no-op if the caller widened it already)
-        program = narrow_floats.widen(program, Unsupported)
-    except Unsupported:
-        pass  # a bitcast needs the narrow bits: those statements run on the host
+    program = narrow_floats.widen(program)  # a no-op if the caller widened it already
     module = CudaModule(program)
     source = module.emit()
     return source, module.program.name, module.kernel_params

@@ -17,19 +17,15 @@ class CudaProgram:
     backend = "cuda"
 
     def __init__(self, program):
-        from .emit import Unsupported, emit_module
+        from .emit import emit_module
 
         runtime.check()
         self.program = program
-        # float16/bfloat16 computed in float32 (narrow_floats); a program that needs the narrow
-        # bits (a bitcast) keeps them and runs those statements on the host (emit.py)
-        try:
-            widened = narrow_floats.widen(program, Unsupported)
-        except Unsupported:
-            widened = program
-        narrow_in, narrow_out = narrow_floats.narrow_boundary(program) if widened is not program else ([], [])
+        widened = narrow_floats.widen(program)  # float16/bfloat16 computed in float32
+        narrow_in, narrow_out = narrow_floats.narrow_boundary(program)
         self._narrow_in = [(i, n) for i, n in enumerate(narrow_in) if n]
         self._narrow_out = [(i, n) for i, n in enumerate(narrow_out) if n]
+        self._out_dtypes = list(narrow_out)  # bfloat16 results are held as their bits
         self.source, self.fn_name, self.kernel_params = emit_module(widened)
         self.module = disk_cache.load_module(self.source)
         self._fn = getattr(self.module, self.fn_name)
@@ -41,8 +37,8 @@ class CudaProgram:
         if self._fallback is not None:
             return self._run_on_host(args)
         operands = [_device_operand(a) for a in args]
-        for i, _ in self._narrow_in:
-            operands[i] = runtime.astype(operands[i], np.float32)
+        for i, dtype in self._narrow_in:
+            operands[i] = runtime.from_narrow(operands[i], dtype)
         try:
             if runtime.SIMULATED:
                 # simulated kernels do NumPy scalar arithmetic, which warns on the integer
@@ -73,12 +69,14 @@ class CudaProgram:
         if self._narrow_out:
             outs = list(outs)
             for i, dtype in self._narrow_out:
-                outs[i] = runtime.astype(outs[i], dtype)  # exact: the values are on the narrow set
-        return [DeviceBuffer(runtime.rank0(o) if s else o) for o, s in zip(outs, self._scalar_out)]
+                outs[i] = runtime.to_narrow(outs[i], dtype)  # exact: the values are on the narrow set
+        return [DeviceBuffer(runtime.rank0(o) if s else o, dtype)
+                for o, s, dtype in zip(outs, self._scalar_out, self._out_dtypes)]
 
     def _run_on_host(self, args):
         host = [np.asarray(a) for a in args]
-        return [DeviceBuffer(runtime.to_device(np.asarray(o))) for o in self._fallback(*host)]
+        outs = [np.asarray(o) for o in self._fallback(*host)]
+        return [DeviceBuffer(runtime.to_device(o), o.dtype) for o in outs]
 
     def as_text(self):
         return self.source

@@ -11,6 +11,8 @@ import functools
 import numpy as np
 from numba import config as _numba_config
 
+from ...core.devices import storage_dtype
+
 try:
     from numba import cuda
 except ImportError:  # a Numba without its CUDA target (newer Numba ships it as numba-cuda)
@@ -143,8 +145,10 @@ def empty(shape, dtype):
 
 
 def to_device(value):
-    """A host value copied to a new device array (rank 0 included)."""
+    """A host value copied to a new device array (rank 0 included); a bfloat16 one as its bits
+    (`storage_dtype`: the DeviceBuffer that holds the result carries the dtype)."""
     value = np.ascontiguousarray(value)
+    value = value.view(storage_dtype(value.dtype))
     cp = _cupy()
     if cp is not None:
         return cp.asarray(value)
@@ -235,41 +239,80 @@ def bitcast(array, dtype, shape=None):
     dtype = np.dtype(dtype)
     if shape is not None and not int(np.prod(shape)):
         return empty(shape, dtype)  # no bits to keep (and Numba cannot reshape an empty view)
-    if dtype.itemsize != array.dtype.itemsize and not array.flags["C_CONTIGUOUS"]:
-        cp = _cupy()
-        if cp is not None:
-            array = cp.ascontiguousarray(cp.asarray(array))  # any device array, through its interface
-        else:
-            dense = empty(tuple(array.shape), array.dtype)
-            dense[:] = np.asarray(array) if SIMULATED else array  # Numba: an assignment kernel
-            array = dense
+    if dtype.itemsize != array.dtype.itemsize:
+        array = _dense(array)
     view = array.view(dtype)
     if isinstance(view, np.ndarray):  # a NumPy array given to the simulator
         view = cuda.to_device(view)
     return view if shape is None or tuple(view.shape) == tuple(shape) else view.reshape(shape)
 
 
-def astype(array, dtype):
-    """A device array's values as `dtype` (a new device array): the float16/bfloat16 parameters
-    and results of a program computed in float32 (`narrow_floats`), converted exactly.
-
-    float16 converts on the device (CuPy's astype, or a copy kernel whose assignment casts).
-    bfloat16 has no CuPy or Numba device dtype: its arrays are what `to_device` makes of
-    ml_dtypes' arrays, so they convert through the host (as the old host fallback did)."""
-    dtype = np.dtype(dtype)
-    if SIMULATED or "bfloat16" in (dtype.name, np.dtype(array.dtype).name):
-        from ..narrow_floats import cast_exactly
-
-        return to_device(cast_exactly(to_host(array), dtype))
+def _dense(array):
+    """`array`, or a C-contiguous copy of it made on the device (regrouping bytes and flat
+    loops need contiguous memory; a device array given by the user may be strided)."""
+    if array.flags["C_CONTIGUOUS"]:
+        return array
     cp = _cupy()
     if cp is not None:
-        return cp.asarray(array).astype(dtype)
-    if not array.is_c_contiguous():
-        return to_device(to_host(array).astype(dtype))
+        return cp.ascontiguousarray(cp.asarray(array))  # any device array, through its interface
+    dense = empty(tuple(array.shape), array.dtype)
+    dense[:] = np.asarray(array) if SIMULATED else array  # Numba: an assignment kernel
+    return dense
+
+
+def from_narrow(array, dtype):
+    """The float32 values a program computed in float32 (`narrow_floats`) takes for its
+    float16/bfloat16 (`dtype`) parameter held in device array `array` (exact, on the device)."""
+    if np.dtype(dtype).name == "bfloat16":
+        return _map_bits(array, np.float32, "bfloat16_from_bits")
+    return astype(array, np.float32)
+
+
+def to_narrow(array, dtype):
+    """A float32 result on the value set of float16/bfloat16 `dtype` as the device memory that
+    holds `dtype` (`storage_dtype`; exact, on the device)."""
+    if np.dtype(dtype).name == "bfloat16":
+        return _map_bits(array, storage_dtype(dtype), "bfloat16_to_bits")
+    return astype(array, dtype)
+
+
+def _map_bits(array, dtype, helper):
     out = empty(tuple(array.shape), dtype)
     n = int(np.prod(array.shape))
     if n:
-        _copy_kernel()[grid(n)](out.reshape(n), array.reshape(n))
+        _bits_kernel(helper)[grid(n)](out.reshape(n), _dense(array).reshape(n))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _bits_kernel(helper):
+    """dst[i] = device_support.<helper>(src[i]) over flat arrays: bfloat16's bits <-> float32."""
+    from . import device_support
+
+    convert = getattr(device_support, helper)
+
+    @cuda.jit
+    def map_bits(dst, src):
+        for i in range(cuda.grid(1), dst.shape[0], cuda.gridsize(1)):
+            dst[i] = convert(src[i])
+
+    return map_bits
+
+
+def astype(array, dtype):
+    """A device array's values as `dtype` (a new device array): float16 parameters and results
+    of a program computed in float32 (`narrow_floats`), converted exactly, on the device (CuPy's
+    astype, or a copy kernel whose assignment casts)."""
+    dtype = np.dtype(dtype)
+    if SIMULATED:  # the simulator's device arrays are host memory
+        return to_device(to_host(array).astype(dtype))
+    cp = _cupy()
+    if cp is not None:
+        return cp.asarray(array).astype(dtype)
+    out = empty(tuple(array.shape), dtype)
+    n = int(np.prod(array.shape))
+    if n:
+        _copy_kernel()[grid(n)](out.reshape(n), _dense(array).reshape(n))
     return out
 
 
@@ -287,6 +330,16 @@ def dot_general_cublas(lhs, rhs, lperm, rperm, bmkn, out_shape, dtype):
 
 
 # --- the host round trip ---------------------------------------------------------------------
+
+
+def debug_print(shapes, *operands, **params):
+    """omnistage.debug.print on the device: host copies of `operands` (device arrays of
+    `shapes`, or literals) printed by the primitive's implementation; returns the token."""
+    from ...core.primitive import registry
+
+    host = [np.asarray(o) if np.isscalar(o) else to_host(o).reshape(shape) for o, shape in zip(operands, shapes)]
+    registry["debug_print"].impl(*host, **params)
+    return scalar(True, np.bool_)
 
 
 def host_call(prim, params, in_shapes, out_avals, *operands):
