@@ -10,7 +10,7 @@ from .core.devices import (
     default_backend, device_count, devices, local_device_count, local_devices, process_count,
     process_index,
 )
-from . import lax, numpy, random, tree_util, errors, dtypes
+from . import lax, numpy, random, tree_util, errors, dtypes, debug
 from .api import (
     Compiled, Lowered, ShapeDtypeStruct, block_until_ready, device_put, eval_shape, jit,
     make_jaxpr,

@@ -55,6 +55,8 @@ class ControlFlowEmitter:
         return f"{fn}({', '.join(list(args) + self.module.const_names)})"
 
     def _targets(self, names):
+        if not names:
+            return "_"  # a body kept for its effects (debug.print) returns nothing
         return ", ".join(names) + ("," if len(names) == 1 else "")
 
     def _assign_init(self, names, values, stmt):
@@ -101,7 +103,7 @@ class ControlFlowEmitter:
         steps = f"range({length} - 1, -1, -1)" if p["reverse"] else f"range({length})"
         self.line(f"for {t} in {steps}:")
         y_steps = [self.fresh(f"{y}_t") for y in ys]
-        result = self._targets(list(carry) + y_steps) if (carry or ys) else "_"
+        result = self._targets(list(carry) + y_steps)
         slices = [self.cf_step(x, t) for x in xs]
         self.line(f"    {result} = {self._call(p['body'], consts + list(carry) + slices)}")
         for y, ystep in zip(ys, y_steps):

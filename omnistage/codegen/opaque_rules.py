@@ -356,6 +356,19 @@ def _emit_sort(em, e):
         em.line(f"{out} = _kn.take_along({view}, {perm}).reshape({_shape_tuple(shape)})")
 
 
+# --- debug.print -----------------------------------------------------------------------------------
+
+
+def _emit_debug_print(em, e):
+    """Formatting is Python's: the print runs in an object-mode block, which boxes the operands
+    (rank 0 ones as 0-d arrays) and calls the primitive's implementation."""
+    args = [_name(a) for a in e.ins] + [f"{k}={v!r}" for k, v in e.params.items()]
+    em.module.calls_python = True
+    em.line(f"with numba.objmode():  # debug.print{_loc_comment(e.stmt)}")
+    em.line(f"    _rt.debug_print({', '.join(args)})")
+    em.line(f"{e.outs[0]} = np.full((), True)")
+
+
 # --- threefry2x32 -------------------------------------------------------------------------------------
 
 
@@ -578,6 +591,7 @@ OPAQUE_RULES = {
     "sort": _emit_sort,
     "bitcast_convert_type": _emit_bitcast,
     "threefry2x32": _emit_threefry,
+    "debug_print": _emit_debug_print,
     "cholesky": _emit_cholesky,
     "eigh": _emit_eigh,
     "eig": _emit_eig,

@@ -15,6 +15,14 @@ from .vmath._intrinsics import fma as _llvm_fma
 _jit = numba.njit(inline="always", nogil=True, cache=True)
 
 
+def debug_print(*values, **params):
+    """`omnistage.debug.print` in compiled code, called from a `numba.objmode` block (so this
+    is plain Python): the primitive's own implementation formats and prints."""
+    from ..core.primitive import registry
+
+    registry["debug_print"].impl(*values, **params)
+
+
 @_jit
 def idiv(a, b):
     """Signed integer division as XLA does it (lax.div): rounds toward zero; x / 0 is -1 and

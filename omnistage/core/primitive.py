@@ -15,6 +15,10 @@ from .source_info import describe_here
 
 registry = {}
 
+# Primitives whose statements are kept although nothing uses their results: they have effects
+# (`debug_print`). Passes that drop or merge statements (staging.cleanup) leave them alone.
+EFFECTFUL = set()
+
 # Primitives that exist for the transformations and mean nothing to code generation:
 # name -> the body parameter to inline in their place (None: the identity on operand 0).
 # `staging.cleanup` rewrites them away before a program is compiled.

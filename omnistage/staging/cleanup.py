@@ -15,8 +15,7 @@ from .convert import all_names
 from .naming import Namer
 from .program import Program, body_refs, eqn, is_eqn, make_stmt, name_atom
 
-# Primitives kept even when their results are unused (side effects, e.g. debug printing).
-EFFECTFUL = set()
+EFFECTFUL = core_primitive.EFFECTFUL  # kept although their results are unused (debug printing)
 
 
 def cleanup(program):
@@ -157,7 +156,7 @@ def reciprocal_divisors(program):
                 if e.prim == "broadcast_in_dim":
                     broadcasts[e.outs[0]] = e
                 source = broadcasts.get(getattr(e.ins[1], "id", None)) if e.prim == "div" else None
-                aval = avals.get(e.outs[0])
+                aval = avals.get(e.outs[0]) if source is not None else None
                 if source is not None and aval is not None and aval.dtype.kind == "f":
                     b = source.ins[0]
                     b_aval = literals.literal_aval(b) if literals.is_literal(b) else avals[b.id]
@@ -254,13 +253,25 @@ def _dce_body(body):
             live |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
             continue
         e = eqn(stmt)
-        if e.prim in EFFECTFUL or any(o in live for o in e.outs):
+        if _has_effects(e, defs) or any(o in live for o in e.outs):
             kept.append(stmt)
             live |= {a.id for a in e.ins if isinstance(a, ast.Name)}
             live_bodies |= {str(r) for r in body_refs(e.params)}
     kept.reverse()
     return kept
 
+
+
+def _has_effects(e, defs):
+    """Whether statement `e` has effects: an effectful primitive, or control flow whose bodies
+    (at any depth) hold one."""
+    if e.prim in EFFECTFUL:
+        return True
+    for ref in body_refs(e.params):
+        body = defs.get(str(ref))
+        if body is not None and any(is_eqn(s) and eqn(s).prim in EFFECTFUL for s in ast.walk(body)):
+            return True
+    return False
 
 
 def _prune_outputs(stmt, live, defs):
