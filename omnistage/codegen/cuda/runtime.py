@@ -332,13 +332,17 @@ def dot_general_cublas(lhs, rhs, lperm, rperm, bmkn, out_shape, dtype):
 # --- the host round trip ---------------------------------------------------------------------
 
 
+def _host_copies(operands, shapes):
+    """NumPy copies of device arrays (or literals) holding values of `shapes`."""
+    return [np.asarray(o) if np.isscalar(o) else to_host(o).reshape(shape) for o, shape in zip(operands, shapes)]
+
+
 def debug_print(shapes, *operands, **params):
     """omnistage.debug.print on the device: host copies of `operands` (device arrays of
     `shapes`, or literals) printed by the primitive's implementation; returns the token."""
     from ...core.primitive import registry
 
-    host = [np.asarray(o) if np.isscalar(o) else to_host(o).reshape(shape) for o, shape in zip(operands, shapes)]
-    registry["debug_print"].impl(*host, **params)
+    registry["debug_print"].impl(*_host_copies(operands, shapes), **params)
     return scalar(True, np.bool_)
 
 
@@ -348,8 +352,7 @@ def host_call(prim, params, in_shapes, out_avals, *operands):
     statements that have no CUDA kernel yet."""
     from ...core.primitive import registry
 
-    host = [np.asarray(o) if np.isscalar(o) else to_host(o).reshape(shape) for o, shape in zip(operands, in_shapes)]
-    outs = registry[prim].impl(*host, **params)
+    outs = registry[prim].impl(*_host_copies(operands, in_shapes), **params)
     if not registry[prim].multiple_results:
         outs = [outs]
     results = []
