@@ -10,8 +10,8 @@ then: the interpreter calls this module's `impl`; compiled CPU code calls it fro
 The format arguments travel as the statement's operands (array leaves) plus a literal `tree`
 parameter that rebuilds `args` and `kwargs` around them, so printed programs stay runnable
 Python. Under `grad`/`jvp` the primal values are printed (the token has no derivative); under
-`vmap` each example is printed on its own line, as in JAX (`batch_rank` leading axes are
-looped over, the outermost vmap's first).
+`vmap` each example is printed on its own line, in JAX's order (`batch_rank` leading axes are
+looped over; see vectorize/debug_rules.py).
 """
 import builtins
 import string

@@ -79,7 +79,8 @@ def _cond_vjp(cts, ins, outs, *, branches):
 
     def make(b):
         def branch(ops_, cts_):
-            _, tape = rev.vjp_forward(b, ops_, diff)
+            with replay.without_effects():  # the forward pass printed already
+                _, tape = rev.vjp_forward(b, ops_, diff)
             cin = rev.vjp_backward(tape, _scatter(cts_, ct_nz))
             return _instantiated(cin, op_avals, diff)
 
@@ -179,7 +180,8 @@ def _while_fwd(ins, *, cond_fun, body_fun, cond_nconsts, body_nconsts):
         slot = E.div(i, stride)
         keep = E.eq(E.rem(i, stride), np.int32(0))
         tapes = [E.select_n(keep, t, I.dynamic_update_index_in_dim(t, x, slot, 0)) for t, x in zip(tapes, c)]
-        outs, _ = replay.evaluate(body_fun, bc + list(c))
+        with replay.without_effects():  # the loop above printed already
+            outs, _ = replay.evaluate(body_fun, bc + list(c))
         return list(outs), tapes
 
     empty = [Z.zeros(a.update(shape=(capacity,) + tuple(a.shape), weak_type=False)) for a in carry_avals]
@@ -198,14 +200,16 @@ def _while_vjp(cts, ins, outs, res, *, cond_fun, body_fun, cond_nconsts, body_nc
     active = b_mask + c_mask
 
     def advance(_, carry):
-        return list(replay.evaluate(body_fun, bc + list(carry))[0])
+        with replay.without_effects():  # recomputation: the forward pass printed already
+            return list(replay.evaluate(body_fun, bc + list(carry))[0])
 
     def step(j, state):
         ct_c, ct_b = state
         slot = E.div(j, stride)
         start = [I.dynamic_index_in_dim(t, slot, 0, keepdims=False) for t in tapes]
         carry_j = CF.fori_loop(E.mul(slot, stride), j, advance, start)  # < stride steps
-        _, tape = rev.vjp_forward(body_fun, bc + list(carry_j), active)
+        with replay.without_effects():
+            _, tape = rev.vjp_forward(body_fun, bc + list(carry_j), active)
         cin = rev.vjp_backward(tape, _scatter(ct_c, c_mask))
         ct_b_j, ct_c_j = cin[: len(bc)], cin[len(bc):]
         new_b = [E.add(a, g) for a, g in zip(ct_b, _instantiated(ct_b_j, bc_avals, b_mask))]
@@ -283,7 +287,8 @@ def _scan_vjp(cts, ins, outs, saved, *, body, num_consts, num_carry, length, rev
     def step(state, x):
         ct_c, ct_k = state
         carry_i, x_i, ct_y = x
-        _, tape = rev.vjp_forward(body, consts + list(carry_i) + list(x_i), active)
+        with replay.without_effects():  # recomputation: the forward scan printed already
+            _, tape = rev.vjp_forward(body, consts + list(carry_i) + list(x_i), active)
         cin = rev.vjp_backward(tape, _scatter(ct_c, c_mask) + _scatter(ct_y, y_nz))
         g_k, g_c, g_x = _split_scan(cin, num_consts, num_carry)
         new_k = [E.add(a, g) for a, g in zip(ct_k, _instantiated(g_k, k_avals, k_mask))]

@@ -9,13 +9,44 @@ derived programs print the user's `file:line`.
 
 `stage_program(fn, in_avals, ...)` stages a flat function into a closure-free Program (the
 bodies of control-flow statements a pass rewrites).
+
+`without_effects()`: replays inside it leave out effectful statements (debug prints), in
+bodies too: a pass that evaluates a body again only to recompute values (reverse mode's
+recomputation of a loop step or a branch) must not print a second time.
 """
 import ast
+import contextlib
+import copy
 
 from ..core import primitive as core_primitive
 from ..core.source_info import located
 from . import literals
-from .program import eqn, is_eqn, map_body_params
+from .program import Program, eqn, is_eqn, map_body_params
+
+_quiet = []  # non-empty inside `without_effects()`
+
+
+@contextlib.contextmanager
+def without_effects():
+    _quiet.append(True)
+    try:
+        yield
+    finally:
+        _quiet.pop()
+
+
+def _without_effects(program):
+    """`program` without its effectful statements, at every depth (itself if it has none)."""
+    def effectful(stmt):
+        return is_eqn(stmt) and eqn(stmt).prim in core_primitive.EFFECTFUL
+
+    if not any(effectful(s) for s in ast.walk(program.fn)):
+        return program
+    fn = copy.deepcopy(program.fn)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.FunctionDef):
+            node.body = [s for s in node.body if not effectful(s)]
+    return Program(fn, program.avals, program.consts, program.debug_name)
 
 
 def atom_value(env, program, node):
@@ -40,8 +71,13 @@ def equations(program):
 def bind_eqn(program, e, ins, role=None):
     """Bind `e`'s primitive to `ins` at `e`'s location; always returns a list of outputs."""
     prim = core_primitive.registry[e.prim]
+    params = body_params(program, e.params)
+    if _quiet:
+        params = {k: _without_effects(v) if isinstance(v, Program) else
+                  tuple(_without_effects(b) if isinstance(b, Program) else b for b in v) if isinstance(v, tuple) else v
+                  for k, v in params.items()}
     with located(getattr(e.stmt, "loc", None), role):
-        out = prim.bind(*ins, **body_params(program, e.params))
+        out = prim.bind(*ins, **params)
     return list(out) if prim.multiple_results else [out]
 
 
@@ -56,6 +92,8 @@ def evaluate(program, args, rule=None, env=None):
         raise TypeError(f"program {program.name} takes {len(program.in_names)} arguments, got {len(args)}")
     env.update(zip(program.in_names, args))
     for e in equations(program):
+        if _quiet and e.prim in core_primitive.EFFECTFUL:
+            continue  # its result (a token) is never read
         ins = [atom_value(env, program, a) for a in e.ins]
         outs = rule(program, e, ins) if rule is not None else None
         if outs is None:

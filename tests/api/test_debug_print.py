@@ -127,7 +127,10 @@ def test_vmap_prints_each_example(capsys):
     for fun in (omnistage.vmap(f, in_axes=(0, None)), omnistage.jit(omnistage.vmap(f, in_axes=(0, None)))):
         fun(x, 2.0)
         assert _lines(capsys) == ["x=[0. 1. 2.] s=2.0", "x=[3. 4. 5.] s=2.0"]
-    omnistage.vmap(omnistage.vmap(f, in_axes=(0, None)), in_axes=(1, None))(x, 2.0)  # outer axis first
+    # JAX's order: the inner vmap (over rows here) unrolls outermost
+    omnistage.vmap(omnistage.vmap(f, in_axes=(0, None)), in_axes=(1, None))(x, 2.0)
+    assert _lines(capsys) == [f"x={v} s=2.0" for v in (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)]
+    omnistage.vmap(omnistage.vmap(f, in_axes=(0, None)), in_axes=(0, None))(x, 2.0)
     assert _lines(capsys) == [f"x={v} s=2.0" for v in (0.0, 3.0, 1.0, 4.0, 2.0, 5.0)]
 
 
@@ -153,3 +156,47 @@ def test_programs_that_print_get_no_native_library():
 
     compiled = omnistage.jit(lambda x: (debug.print("{}", x), x * 2)[1]).lower(np.ones(3)).compile()
     assert aot.schedule_build(compiled.executable) is None
+
+
+def test_the_same_lines_as_jax(capsys):
+    jax = pytest.importorskip("jax")
+
+    def program(lib, dbg, lax_):
+        def f(x, s):
+            dbg.print("x={} s={s:.2f} {t[0]}", x, s=s, t=(x.sum(),))
+            y = lax_.fori_loop(0, 2, lambda i, c: (dbg.print("i={} c={}", i, c), c * 2)[1], x)
+            return (y * s).sum()
+        return f
+
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    outputs = []
+    for lib, api in ((jax, jax), (jnp, omnistage)):
+        f = program(lib, api.debug, api.lax)
+        # not under jit: JAX runs unordered prints of a compiled program in any order
+        api.vmap(api.vmap(f, in_axes=(0, None)), in_axes=(1, None))(x, 2.0)
+        api.grad(f)(x[0], 1.5)
+        outputs.append(capsys.readouterr().out.splitlines())
+    # JAX compiles a loop even outside jit, and runs its unordered prints in any order
+    assert outputs[1][:6] == outputs[0][:6] and sorted(outputs[1]) == sorted(outputs[0])
+
+
+def test_reverse_mode_recomputation_does_not_print_again(capsys):
+    def f(x):
+        def body(c):
+            i, v = c
+            debug.print("w i={} v={}", i, v)
+            lax.cond(i == 1, lambda u: debug.print("one {}", u), lambda u: None, v)
+            return i + 1, v * 1.5
+
+        _, v = lax.while_loop(lambda c: c[0] < 3, body, (0, x))
+        v = lax.cond(v.sum() > 0, lambda u: (debug.print("pos {}", u), u * 2)[1], lambda u: u, v)
+        v, _ = lax.scan(lambda c, t: ((debug.print("s {}", t), c * t)[1], None), v, jnp.arange(1.0, 3.0))
+        return jnp.sin(v).sum()
+
+    x = np.array([0.5, 1.0], np.float32)
+    f(x)
+    once = capsys.readouterr().out
+    assert once.count("\n") == 7
+    for fun in (omnistage.grad(f), omnistage.jit(omnistage.grad(f))):
+        fun(x)
+        assert capsys.readouterr().out == once
