@@ -16,6 +16,8 @@ from .contractions import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from . import _methods  # noqa: F401  (installs operators on Array and tracers)
 from .sorting import *  # noqa: F401,F403
+from .special import *  # noqa: F401,F403
+from .statistics import *  # noqa: F401,F403
 from . import linalg  # noqa: F401  (jnp.linalg)
 
 dtype = _np.dtype

@@ -1,5 +1,6 @@
 """Elementwise functions of `omnistage.numpy`: NumPy's ufuncs (and the elementwise helpers
-around them: `clip`, `isclose`, `nan_to_num`, ...) with JAX's promotion and semantics.
+around them: `clip`, `isclose`, `nan_to_num`, `where`, `select`, ...) with JAX's promotion and
+semantics.
 
 Each function promotes its arguments (`_promote`) and applies lax primitives, so NumPy
 broadcasting and dtype rules become explicit statements in staged programs. Functions are
@@ -924,6 +925,37 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     return lax.select(cond, x, y)
 
 
+def _sequence_arg(name, seq):
+    """A list of the entries of `seq` (a list, tuple or array iterated along its first axis)."""
+    if getattr(seq, "ndim", 1) == 0 or not hasattr(seq, "__len__"):
+        raise TypeError(f"select expects {name} to be a sequence of arrays, got {type(seq).__name__}.")
+    return list(seq)
+
+
+def select(condlist, choicelist, default=0):
+    """`choicelist[i]` where `condlist[i]` is the first true condition, else `default`
+    (`numpy.select`; conditions of any dtype count by truth, as in JAX)."""
+    condlist, choicelist = _sequence_arg("condlist", condlist), _sequence_arg("choicelist", choicelist)
+    if len(condlist) != len(choicelist):
+        raise ValueError(
+            f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})"
+        )
+    if not condlist:
+        raise ValueError("condlist must be non-empty")
+    check_arraylike("select", *condlist, *choicelist, default)
+    default, *choices = promote_dtypes(default, *choicelist)
+    conds = [_truth(c) for c in condlist]
+    shaped = promote_shapes("select", default, *choices, *conds)
+    shape = np.broadcast_shapes(*(a.shape for a in shaped))
+    default, *rest = [broadcast_to_shape(a, shape) for a in shaped]
+    choices, conds = rest[: len(choices)], rest[len(choices):]
+    # Applied last to first, so the earliest true condition is the one left standing.
+    out = default
+    for cond, choice in zip(reversed(conds), reversed(choices)):
+        out = lax.select(cond, choice, out)
+    return out
+
+
 __all__ = [
     # arithmetic
     "add", "subtract", "multiply", "true_divide", "divide", "negative", "positive", "square",
@@ -955,5 +987,5 @@ __all__ = [
     # integer number theory
     "gcd", "lcm",
     # selection
-    "where",
+    "where", "select",
 ]
