@@ -44,13 +44,20 @@ def _check_method(name, method):
         )
 
 
-def _check_unsupported(name, out, overwrite_input):
-    del overwrite_input  # a hint only: arrays are immutable, so there is nothing to overwrite
+def _check_unsupported(name, out):
     if out is not None:
         raise ValueError(
             f"omnistage.numpy.{name} does not support the out argument (arrays are immutable); "
             "use the returned array instead."
         )
+
+
+def _check_call(name, a, q, out, upper):
+    """The checks every quantile function makes of its arguments (`overwrite_input` is only a
+    hint: arrays are immutable, so there is nothing to overwrite)."""
+    check_arraylike(name, a, q)
+    _check_unsupported(name, out)
+    _check_q_range(name, q, upper)
 
 
 def _check_q_range(name, q, upper):
@@ -173,40 +180,32 @@ def _percent(q):
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     """The `q`-th quantiles (q in [0, 1], any shape) of `a` over `axis` (None, int or
     tuple); result shape q.shape + the remaining dims. NaN where a slice holds a NaN."""
-    check_arraylike("quantile", a, q)
-    _check_unsupported("quantile", out, overwrite_input)
-    _check_q_range("quantile", q, 1)
+    _check_call("quantile", a, q, out, 1)
     return _quantile("quantile", a, q, axis, method, keepdims, ignore_nan=False)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     """`quantile` with q given in percent (q in [0, 100])."""
-    check_arraylike("percentile", a, q)
-    _check_unsupported("percentile", out, overwrite_input)
-    _check_q_range("percentile", q, 100)
+    _check_call("percentile", a, q, out, 100)
     return _quantile("percentile", a, _percent(q), axis, method, keepdims, ignore_nan=False)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     """`quantile` ignoring NaNs (NaN only for a slice that is all NaN)."""
-    check_arraylike("nanquantile", a, q)
-    _check_unsupported("nanquantile", out, overwrite_input)
-    _check_q_range("nanquantile", q, 1)
+    _check_call("nanquantile", a, q, out, 1)
     return _quantile("nanquantile", a, q, axis, method, keepdims, ignore_nan=True)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     """`percentile` ignoring NaNs (NaN only for a slice that is all NaN)."""
-    check_arraylike("nanpercentile", a, q)
-    _check_unsupported("nanpercentile", out, overwrite_input)
-    _check_q_range("nanpercentile", q, 100)
+    _check_call("nanpercentile", a, q, out, 100)
     return _quantile("nanpercentile", a, _percent(q), axis, method, keepdims, ignore_nan=True)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """`median` ignoring NaNs (NaN only for a slice that is all NaN)."""
     check_arraylike("nanmedian", a)
-    _check_unsupported("nanmedian", out, overwrite_input)
+    _check_unsupported("nanmedian", out)
     return _quantile("nanmedian", a, 0.5, axis, "midpoint", keepdims, ignore_nan=True)
 
 
