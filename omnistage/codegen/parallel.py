@@ -162,8 +162,27 @@ def _parallel_loop(before, var, extent, body, after):
             moved.append("    " + line.replace("_rt.empty(", "np.empty(", 1) + ", per thread")
         else:
             kept.append(line)
+    reads, body = _hoist_rank0_reads(body, "\n".join(before + body) + after_text)
     loop = f"    for {var} in numba.prange({extent}):  # parallel: {work} statements over Numba's threads"
-    return kept + [loop] + moved + body
+    return kept + reads + [loop] + moved + body
+
+
+_RANK0_READ = re.compile(r"\b(\w+)\[\(\)\]")
+
+
+def _hoist_rank0_reads(body, text):
+    """(lines reading each 0-d array the loop reads, the body reading those scalars instead).
+    Numba's parfor lowering hands a 0-d array to the loop's gufunc as a scalar, where `x[()]`
+    no longer types (an opaque rule's rank-0 operand, read in its loop). The loop is
+    independent, so it writes none of them."""
+    reads = []
+    for name in sorted({m.group(1) for line in body for m in _RANK0_READ.finditer(line)}):
+        scalar = name + "_s"
+        while re.search(rf"\b{scalar}\b", text):
+            scalar += "_"
+        reads.append(f"    {scalar} = {name}[()]")
+        body = [re.sub(rf"\b{name}\[\(\)\]", scalar, line) for line in body]
+    return reads, body
 
 
 def _work(body, extent):

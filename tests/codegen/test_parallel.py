@@ -139,7 +139,9 @@ def _compile(f, args, enabled, monkeypatch, min_work=None):
     if min_work is not None:
         monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", min_work)
     compiled = omnistage.jit(lambda *a: f(*a)).lower(*args).compile()  # a new function: no cached compile
-    return compiled.as_text(), [np.asarray(r) for r in omnistage.tree_util.tree_leaves(compiled(*args))]
+    results = [np.asarray(r) for r in omnistage.tree_util.tree_leaves(compiled(*args))]
+    assert compiled.executable._fallback is None, "Numba failed to compile the build: the interpreter ran it"
+    return compiled.as_text(), results
 
 
 def _parallel_equals_serial(f, args, monkeypatch, min_work=None, expect_prange=True):
