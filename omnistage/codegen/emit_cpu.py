@@ -11,7 +11,7 @@ import re
 import numpy as np
 
 from ..staging import literals
-from . import index_maps, narrow_floats, parallel, scalar_rules
+from . import index_maps, narrow_floats, parallel, scalar_rules, threefry_words
 from ..staging.program import eqn
 from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
@@ -177,7 +177,7 @@ class ModuleEmitter:
     function per control-flow body (bodies are closure-free Programs)."""
 
     def __init__(self, program, vmath_lookup, threads=True):
-        program = _numba_ready(narrow_floats.widen(program))
+        program = _numba_ready(threefry_words.split(narrow_floats.widen(program)))
         self.threads = threads  # False: the serial build (no parallel loops)
         self.program = program
         self.vmath_lookup = vmath_lookup

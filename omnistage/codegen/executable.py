@@ -168,8 +168,9 @@ def compile_for_cpu(program):
     """The best executable available for `program`: its ahead-of-time library when one is
     cached (no Numba import), else the Numba module (and a builder makes the library for the
     next process), else the interpreter."""
-    from . import aot
+    from . import aot, host_memory
 
+    host_memory.tune()
     loaded = aot.load(program)
     if loaded is not None:
         return loaded

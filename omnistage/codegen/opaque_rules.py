@@ -369,26 +369,6 @@ def _emit_debug_print(em, e):
     em.line(f"{e.outs[0]} = np.full((), True)")
 
 
-# --- threefry2x32 -------------------------------------------------------------------------------------
-
-
-def _emit_threefry(em, e):
-    """One loop nest over the output calling the compiled hash per element (rank-0 operands
-    broadcast)."""
-    shape = _out_aval(em, e.outs[0]).shape
-    em.line(f"# threefry2x32{_loc_comment(e.stmt)}")
-    for out in e.outs:
-        em.line(f"{out} = _rt.empty({_shape_tuple(shape)}, np.uint32)")
-    if 0 in shape:
-        return
-    idx = em.loops(shape) if shape else []
-    args = [_scalar(em, a) if not em.aval(a).shape else em.read(_name(a), idx) for a in e.ins]
-    at = ", ".join(idx) if idx else "()"
-    em.line(f"{e.outs[0]}[{at}], {e.outs[1]}[{at}] = _rt.threefry2x32({', '.join(args)})")
-    if idx:
-        em.close(len(idx))
-
-
 # --- bitcast_convert_type ---------------------------------------------------------------------------
 
 
@@ -590,7 +570,6 @@ OPAQUE_RULES = {
     **{name: _emit_cumulative for name in _CUMULATIVE_COMBINE},
     "sort": _emit_sort,
     "bitcast_convert_type": _emit_bitcast,
-    "threefry2x32": _emit_threefry,
     "debug_print": _emit_debug_print,
     "cholesky": _emit_cholesky,
     "eigh": _emit_eigh,

@@ -53,6 +53,12 @@ class Plan:
                 continue
             users = self.consumers.get(out, [])
             distinct = {id(u.stmt): u for u in users}
+            if len(distinct) > 1 and self.kind_of(e) == SOURCE:
+                # an iota is index arithmetic: every user recomputes it for free, and a
+                # materialized one in a fused loop (store, then reload) blocks vectorization
+                if all(self._fusable(e, u) for u in distinct.values()):
+                    self.fused.add(out)
+                continue
             if len(distinct) != 1:
                 continue
             (user,) = distinct.values()
