@@ -11,7 +11,7 @@ import re
 import numpy as np
 
 from ..staging import literals
-from . import index_maps, narrow_floats, parallel, scalar_rules, threefry_words
+from . import fusable_forms, index_maps, narrow_floats, parallel, scalar_rules
 from ..staging.program import eqn
 from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
@@ -177,7 +177,7 @@ class ModuleEmitter:
     function per control-flow body (bodies are closure-free Programs)."""
 
     def __init__(self, program, vmath_lookup, threads=True):
-        program = _numba_ready(threefry_words.split(narrow_floats.widen(program)))
+        program = _numba_ready(fusable_forms.rewrite(narrow_floats.widen(program)))
         self.threads = threads  # False: the serial build (no parallel loops)
         self.program = program
         self.vmath_lookup = vmath_lookup
@@ -640,12 +640,15 @@ class _RowGroup:
 
     def _row_buffer(self, member):
         """An intermediate used only inside the group keeps just the current row (it stays in
-        L1 instead of going to memory and back): `exp_1[_i0, j]` becomes `exp_1[j]`."""
+        L1 instead of going to memory and back): `exp_1[_i0, j]` becomes `exp_1[j]`, and a
+        rank-1 one, whose row is one element, becomes a scalar local (`mul_1[_i0]`: `mul_1`)."""
         name, alloc, body, e = member
         aval = self.em.program.avals[name]
-        if aval.ndim < 2 or name in self.em.plan.outputs or not self._used_only_here(name):
+        if aval.ndim < 1 or name in self.em.plan.outputs or not self._used_only_here(name):
             return member
         text = "\n".join(b for _, _, b, _ in self.members for b in b)
+        if aval.ndim == 1:
+            return self._scalar_element(member, text)
         if len(re.findall(rf"\b{re.escape(name)}\[", text)) != len(re.findall(rf"\b{re.escape(name)}\[_i0, ", text)):
             return member
         pad = "    " * self.em.indent
@@ -653,6 +656,17 @@ class _RowGroup:
         for _, _, b, _ in self.members:
             b[:] = [re.sub(rf"\b{re.escape(name)}\[_i0, ", f"{name}[", line) for line in b]
         return name, new_alloc, body, e
+
+    def _scalar_element(self, member, text):
+        name, alloc, body, e = member
+        at = re.escape(name) + r"\[_i0\]"
+        if len(re.findall(rf"\b{re.escape(name)}\[", text)) != len(re.findall(rf"\b{at}", text)):
+            return member
+        cast = _np_dtype(self.em.program.avals[name].dtype)  # the store into the array cast to it
+        store = re.compile(rf"^(\s*){at} = (.*?)((?:  #.*)?)$")
+        for _, _, b, _ in self.members:
+            b[:] = [re.sub(rf"\b{at}", name, store.sub(rf"\1{name} = {cast}(\2)\3", line)) for line in b]
+        return name, [], body, e
 
     def _scalar_rows(self, members):
         """Row buffers of at most TINY_ROW elements (a vmapped PRNG key's 2 words) become one

@@ -185,8 +185,9 @@ RULES = {
     # same-width bitcasts of float16/bfloat16 (their float32 values <-> their 16 bits)
     "narrow_from_bits": lambda ctx, a, dtype: f"_rt.{dtype}_from_bits({a})",
     "narrow_to_bits": lambda ctx, a, dtype: f"np.{ctx.out_dtype.name}(_rt.{dtype}_to_bits({a}))",
-    # one word of threefry2x32's hash (threefry_words.py: the CPU emitter splits the statement)
+    # the CPU emitter's fusable forms of threefry2x32 and same-width bitcasts (fusable_forms.py)
     "threefry2x32_word": lambda ctx, k1, k2, x1, x2, word: f"_rt.threefry2x32({k1}, {k2}, {x1}, {x2})[{word}]",
+    "bitcast_same_width": lambda ctx, a, new_dtype: f"_rt.reinterpret({a}, np.{np.dtype(new_dtype).name})",
 }
 
 # results that Numba may widen, so the emitter casts them back to the result dtype

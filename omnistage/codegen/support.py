@@ -208,6 +208,21 @@ def select(typingctx, c, a, b):
 
 
 @intrinsic
+def reinterpret(typingctx, x, to):
+    """The bits of number `x` read as the same-width number type `to` (a NumPy scalar type):
+    one LLVM bitcast, elementwise (a same-width lax.bitcast_convert_type)."""
+    target = getattr(to, "instance_type", None)
+    ok = (types.Integer, types.Float)
+    if not (isinstance(x, ok) and isinstance(target, ok)) or x.bitwidth != target.bitwidth:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(target))
+
+    return target(x, to), codegen
+
+
+@intrinsic
 def popcount(typingctx, x):
     """Set bits of an integer's two's-complement representation in its own width
     (llvm.ctpop; lax.population_count)."""

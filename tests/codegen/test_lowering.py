@@ -14,7 +14,7 @@ import pytest
 import omnistage
 import omnistage.numpy as jnp
 from omnistage import lax
-from omnistage.codegen import emit_cpu, index_maps, scalar_rules, threefry_words
+from omnistage.codegen import emit_cpu, fusable_forms, index_maps, scalar_rules
 from omnistage.core import tree_util
 from omnistage.core import primitive as core_primitive
 from omnistage.core.primitive import registry
@@ -107,8 +107,8 @@ def _has_lowering(prim):
     return (
         prim in scalar_rules.RULES or prim in index_maps.INDEX_MAPS or prim == "iota"
         or prim in emit_cpu.REDUCTIONS or prim in ("argmax", "argmin") or prim in emit_cpu.OPAQUE_RULES
-        # split into one elementwise statement per word before lowering (threefry_words.py)
-        or (prim == "threefry2x32" and threefry_words.WORD in scalar_rules.RULES)
+        # split into one elementwise statement per word before lowering (fusable_forms.py)
+        or (prim == "threefry2x32" and fusable_forms.WORD in scalar_rules.RULES)
     )
 
 

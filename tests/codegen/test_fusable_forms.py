@@ -1,8 +1,9 @@
-"""The CPU emitter's threefry rewrite (codegen/threefry_words.py) and the allocator settings
+"""The CPU emitter's fusable forms (codegen/fusable_forms.py), scalar elements of row groups and the allocator settings
 (codegen/host_memory.py): random bits are hashed inside the loops that use them, with results
 bit-identical to the interpreter's; an iota used twice is recomputed, not stored; malloc is
 tuned once, and not against the user's wishes."""
 import os
+import re
 import subprocess
 import sys
 
@@ -12,7 +13,7 @@ import pytest
 import omnistage
 import omnistage.numpy as jnp
 from omnistage import random
-from omnistage.codegen import host_memory, threefry_words
+from omnistage.codegen import fusable_forms, host_memory
 from omnistage.random._threefry import threefry2x32
 from omnistage.staging.cleanup import cleanup
 
@@ -57,7 +58,7 @@ def test_a_word_nothing_reads_is_not_computed():
         return threefry2x32(k1, k2, x, x)[0]
 
     args = (np.uint32(1), np.uint32(2), np.arange(8, dtype=np.uint32))
-    program = threefry_words.split(cleanup(omnistage.make_jaxpr(f)(*args)))
+    program = fusable_forms.rewrite(cleanup(omnistage.make_jaxpr(f)(*args)))
     text = str(program)
     assert text.count("threefry2x32_word(") == 1 and "word=0" in text
     _compiled_and_interpreted(f, *args)
@@ -89,3 +90,32 @@ def test_malloc_is_tuned_once_unless_the_user_says_otherwise(env, want):
 def test_compiling_a_program_tunes_malloc():
     omnistage.jit(lambda x: x + 1)(np.ones(3))
     assert host_memory._tuned is not None
+
+
+def test_same_width_bitcasts_are_elementwise_and_keep_every_bit():
+    from omnistage import lax
+
+    x = np.array([0.0, -0.0, 1.5, np.inf, -np.inf, np.nan, 1e-45, -3.4e38], np.float32)
+    x = np.concatenate([x, np.array([0x7FC00001, 0xFFBFFFFF], np.uint32).view(np.float32)])  # NaN payloads
+    f = lambda v: (lax.bitcast_convert_type(v * 1, np.int32), lax.bitcast_convert_type(lax.bitcast_convert_type(v, np.uint32) | np.uint32(1), np.float32))  # noqa: E731
+    src = _compiled_and_interpreted(f, x)
+    assert ".view(" not in src and "_rt.reinterpret(" in src
+    got = omnistage.jit(f)(x)
+    assert np.asarray(got[0]).tobytes() == x.view(np.int32).tobytes()
+    assert np.asarray(got[1]).tobytes() == (x.view(np.uint32) | 1).view(np.float32).tobytes()
+
+
+def test_a_random_normal_is_one_loop_with_one_allocation():
+    src = _compiled_and_interpreted(lambda k: random.normal(k, (5000,)), random.PRNGKey(1))
+    entry = src.split("@numba.njit")[-1]
+    assert len(re.findall(r"for _i0 in (?:numba\.p)?range\(5000\)", entry)) == 1 and entry.count("_rt.empty(") == 1
+
+
+def test_an_intermediate_used_twice_inside_a_row_group_is_a_scalar():
+    def f(x):
+        y = x * 3 + 1
+        return y * y - y, (y > 1).astype(jnp.float32)
+
+    src = _compiled_and_interpreted(f, np.arange(-1500, 1500, dtype=np.int32))
+    entry = src.split("@numba.njit")[-1]
+    assert entry.count("_rt.empty(") == 2 and entry.count("for _i0") == 1  # the two results only
