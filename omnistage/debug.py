@@ -96,15 +96,12 @@ def _check_fields(fmt, tree):
                 raise IndexError(f"omnistage.debug.print: {fmt!r} names positional argument {first}, "
                                  f"but {n_args} were given")
         elif first not in keys:
-            raise KeyError(f"omnistage.debug.print: {fmt!r} names {first!r}, which is not a keyword argument "
-                           f"(given: {', '.join(map(str, keys)) or 'none'})")
+            raise ValueError(f"omnistage.debug.print: {fmt!r} names {first!r}, which is not a keyword argument "
+                             f"(given: {', '.join(map(str, keys)) or 'none'})")
 
 
 def _abstract_eval(*avals, fmt, tree, batch_rank, narrow=None):
-    try:
-        _check_fields(fmt, tree)
-    except KeyError as e:  # KeyError's message would print quoted; ValueError carries it plainly
-        raise ValueError(e.args[0]) from None
+    _check_fields(fmt, tree)
     return _TOKEN
 
 
@@ -115,10 +112,7 @@ def impl(*values, fmt, tree, batch_rank, narrow=None):
     values = [np.asarray(v) for v in values]
     if narrow is not None:
         values = [v if n is None else v.astype(n) for v, n in zip(values, narrow)]
-    if batch_rank == 0:
-        _print_one(fmt, tree, values)
-        return np.array(True)
-    batch = values[0].shape[:batch_rank] if values else ()
+    batch = values[0].shape[:batch_rank] if values else ()  # vmap batches every operand
     for index in np.ndindex(*batch):
         _print_one(fmt, tree, [v[index] for v in values])
     return np.array(True)

@@ -18,7 +18,6 @@ import copy
 
 import numpy as np
 
-from ..staging import literals
 from ..staging.program import Program, eqn, is_eqn, make_stmt
 
 WORD = "threefry2x32_word"
@@ -27,7 +26,7 @@ BITCAST = "bitcast_same_width"
 
 def rewrite(program):
     """`program` with the statements above rewritten (itself if it has none)."""
-    if not any(is_eqn(s) and eqn(s).prim in ("threefry2x32", "bitcast_convert_type") for s in ast.walk(program.fn)):
+    if not any(is_eqn(s) and eqn(s).prim in _FORMS for s in ast.walk(program.fn)):
         return program
     fn = copy.deepcopy(program.fn)
     used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -38,20 +37,20 @@ def rewrite(program):
 
 
 def _rewrite(stmt, program, used):
-    if not is_eqn(stmt):
-        return [stmt]
-    e = eqn(stmt)
-    loc = getattr(stmt, "loc", None)
-    if e.prim == "threefry2x32":
-        return [make_stmt([out], WORD, e.ins, {**e.params, "word": i}, loc)
-                for i, out in enumerate(e.outs) if out in used]
-    if e.prim == "bitcast_convert_type" and _same_width_numbers(e, program):
-        return [make_stmt(e.outs, BITCAST, e.ins, e.params, loc)]
-    return [stmt]
+    form = _FORMS.get(eqn(stmt).prim) if is_eqn(stmt) else None
+    return [stmt] if form is None else form(eqn(stmt), program, used, getattr(stmt, "loc", None))
 
 
-def _same_width_numbers(e, program):
-    (x,) = e.ins
-    src = np.dtype((literals.literal_aval(x) if literals.is_literal(x) else program.avals[x.id]).dtype)
-    new = np.dtype(e.params["new_dtype"])
-    return src.itemsize == new.itemsize and src.kind in "iuf" and new.kind in "iuf"
+def _words(e, program, used, loc):
+    return [make_stmt([out], WORD, e.ins, {**e.params, "word": i}, loc)
+            for i, out in enumerate(e.outs) if out in used]
+
+
+def _bitcast(e, program, used, loc):
+    src, new = program.atom_aval(e.ins[0]).dtype, np.dtype(e.params["new_dtype"])
+    if src.itemsize != new.itemsize or src.kind not in "iuf" or new.kind not in "iuf":
+        return [e.stmt]
+    return [make_stmt(e.outs, BITCAST, e.ins, e.params, loc)]
+
+
+_FORMS = {"threefry2x32": _words, "bitcast_convert_type": _bitcast}

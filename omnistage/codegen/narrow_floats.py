@@ -97,10 +97,7 @@ def widen(program):
     if not needs_widening(program):
         return program
     fn = _WideLiterals().visit(copy.deepcopy(program.fn))
-    narrow_of = {n: np.dtype(a.dtype).name for n, a in program.avals.items() if _narrow(a.dtype)}
-    avals = {n: a.update(dtype=WIDE) if n in narrow_of else a for n, a in program.avals.items()}
-    consts = {n: wide(c) for n, c in program.consts.items()}
-    fresh = Namer(all_names(fn)).fresh
+    w = _Widening(program, fn)
 
     def rewrite(body):
         out = []
@@ -113,54 +110,64 @@ def widen(program):
                 out.append(stmt)
                 continue
             e = eqn(stmt)
-            loc = getattr(stmt, "loc", None)
-            in_narrow = [a.id in narrow_of for a in e.ins if isinstance(a, ast.Name)]
-            if e.prim == "bitcast_convert_type" and (any(in_narrow) or any(o in narrow_of for o in e.outs)):
-                out.extend(_bitcast(e, program, avals, fresh, loc))
-                continue
-            if e.prim == "convert_element_type" and _narrow(e.params.get("new_dtype")):
-                out.extend(_convert_to_narrow(e, avals, program, fresh, loc))
-                continue
-            if e.prim == "debug_print":  # prints the narrow values, not their float32 copies
-                if any(in_narrow):
-                    names = [narrow_of.get(a.id) if isinstance(a, ast.Name) else None for a in e.ins]
-                    out.append(make_stmt(e.outs, e.prim, e.ins, {**e.params, "narrow": tuple(names)}, loc))
-                else:
-                    out.append(stmt)
-                continue
-            _widen_dtype_params(stmt)
-            rounded = [o for o in e.outs if o in narrow_of] if e.prim not in EXACT else []
-            if not rounded:
-                out.append(stmt)
-                continue
-            renamed = {o: fresh(f"{o}_f32") for o in rounded}
-            for o, tmp in renamed.items():
-                avals[tmp] = avals[o]
-            _rename_targets(stmt, renamed)
-            out.append(stmt)
-            for o, tmp in renamed.items():
-                out.append(make_stmt([o], ROUND, [name_atom(tmp)], {"dtype": narrow_of[o]}, loc))
+            special = _SPECIAL.get(e.prim)
+            stmts = special(w, e, getattr(stmt, "loc", None)) if special is not None else None
+            out.extend(stmts if stmts is not None else w.rounded(stmt, e))
         body[:] = out
 
     rewrite(fn.body)
-    return Program(fn, avals, consts, program.debug_name)
+    return Program(fn, w.avals, {n: wide(c) for n, c in program.consts.items()}, program.debug_name)
 
 
-def _convert_to_narrow(e, avals, program, fresh, loc):
+class _Widening:
+    """The state of one `widen`: the original program, the widened avals, fresh names."""
+
+    def __init__(self, program, fn):
+        self.program = program
+        self.narrow_of = {n: np.dtype(a.dtype).name for n, a in program.avals.items() if _narrow(a.dtype)}
+        self.avals = {n: a.update(dtype=WIDE) if n in self.narrow_of else a for n, a in program.avals.items()}
+        self._fresh = Namer(all_names(fn)).fresh
+
+    def temp(self, base, aval):
+        """A fresh variable of `aval`."""
+        name = self._fresh(base)
+        self.avals[name] = aval
+        return name
+
+    def narrow_in(self, e):
+        """The narrow dtype name (or None) of each operand of `e`."""
+        return [self.narrow_of.get(a.id) if isinstance(a, ast.Name) else None for a in e.ins]
+
+    def rounded(self, stmt, e):
+        """The generic rule: the statement in float32, then a rounding of each narrow result
+        (none for EXACT primitives, whose results are operand values)."""
+        _widen_dtype_params(stmt)
+        rounded = [o for o in e.outs if o in self.narrow_of] if e.prim not in EXACT else []
+        if not rounded:
+            return [stmt]
+        renamed = {o: self.temp(f"{o}_f32", self.avals[o]) for o in rounded}
+        _rename_targets(stmt, renamed)
+        loc = getattr(stmt, "loc", None)
+        return [stmt] + [make_stmt([o], ROUND, [name_atom(t)], {"dtype": self.narrow_of[o]}, loc)
+                         for o, t in renamed.items()]
+
+
+def _convert(w, e, loc):
     """convert_element_type(x, new_dtype=float16) as round_to_narrow, from x's float32/float64
-    value (integers and bools through float64, where every int32 is exact)."""
+    value (integers and bools through float64, where every int32 is exact; complex through its
+    real part, as NumPy's and JAX's conversions take it)."""
+    if not _narrow(e.params.get("new_dtype")):
+        return None
     (x,) = e.ins
-    src = literals.literal_aval(x) if literals.is_literal(x) else program.avals[x.id]
-    kind = np.dtype(src.dtype).kind
+    (out,) = e.outs
+    src = w.program.atom_aval(x).dtype
     stmts = []
-    if kind == "c":  # the real part, as NumPy's and JAX's conversions take it
-        re = fresh(f"{e.outs[0]}_re")
-        avals[re] = avals[e.outs[0]].update(dtype=np.dtype(np.float64 if src.dtype.itemsize == 16 else np.float32))
+    if src.kind == "c":
+        re = w.temp(f"{out}_re", w.avals[out].update(dtype=np.dtype(np.float64 if src.itemsize == 16 else np.float32)))
         stmts.append(make_stmt([re], "real", [x], {}, loc))
         x = name_atom(re)
-    elif kind in "iub":
-        f64 = fresh(f"{e.outs[0]}_f64")
-        avals[f64] = avals[e.outs[0]].update(dtype=np.dtype(np.float64))
+    elif src.kind in "iub":
+        f64 = w.temp(f"{out}_f64", w.avals[out].update(dtype=np.dtype(np.float64)))
         stmts.append(make_stmt([f64], "convert_element_type", [x], {"new_dtype": "float64", "weak_type": False}, loc))
         x = name_atom(f64)
     stmts.append(make_stmt(e.outs, ROUND, [x], {"dtype": np.dtype(e.params["new_dtype"]).name}, loc))
@@ -170,20 +177,21 @@ def _convert_to_narrow(e, avals, program, fresh, loc):
 _BITS = ("uint16", "int16")
 
 
-def _bitcast(e, program, avals, fresh, loc):
+def _bitcast(w, e, loc):
     """A bitcast to or from a narrow float, on the widened value: through its 16 bits
     (`narrow_to_bits` / `narrow_from_bits`), with an ordinary integer bitcast between those bits
     and a type of another width (float32, uint8, ...) where the widths differ."""
     (x,) = e.ins
     (out,) = e.outs
-    src_aval = literals.literal_aval(x) if literals.is_literal(x) else program.avals[x.id]
+    src_aval = w.program.atom_aval(x)
     src, new = src_aval.dtype.name, np.dtype(e.params["new_dtype"]).name
+    if src not in NARROW and new not in NARROW:
+        return None
     stmts = []
     if src in NARROW:
         if new in _BITS:
             return [make_stmt(e.outs, "narrow_to_bits", [x], {"dtype": src}, loc)]
-        bits = fresh(f"{out}_bits")
-        avals[bits] = src_aval.update(dtype=np.dtype(np.uint16))
+        bits = w.temp(f"{out}_bits", src_aval.update(dtype=np.dtype(np.uint16)))
         stmts.append(make_stmt([bits], "narrow_to_bits", [x], {"dtype": src}, loc))
         x, src = name_atom(bits), "uint16"
         if new not in NARROW:
@@ -192,12 +200,23 @@ def _bitcast(e, program, avals, fresh, loc):
     if src not in _BITS:  # a type of another width: its bits regrouped as uint16 first
         width = np.dtype(src).itemsize
         shape = tuple(src_aval.shape) + (width // 2,) if width > 2 else tuple(src_aval.shape[:-1])
-        bits = fresh(f"{out}_bits")
-        avals[bits] = src_aval.update(shape=shape, dtype=np.dtype(np.uint16))
+        bits = w.temp(f"{out}_bits", src_aval.update(shape=shape, dtype=np.dtype(np.uint16)))
         stmts.append(make_stmt([bits], "bitcast_convert_type", [x], {"new_dtype": "uint16"}, loc))
         x = name_atom(bits)
     stmts.append(make_stmt(e.outs, "narrow_from_bits", [x], {"dtype": new}, loc))
     return stmts
+
+
+def _debug_print(w, e, loc):
+    """Prints the narrow values, not their float32 copies; its format string is never a dtype."""
+    narrow = w.narrow_in(e)
+    if not any(narrow):
+        return [e.stmt]
+    return [make_stmt(e.outs, e.prim, e.ins, {**e.params, "narrow": tuple(narrow)}, loc)]
+
+
+# primitives with a rule of their own (None from a rule: the generic one applies)
+_SPECIAL = {"convert_element_type": _convert, "bitcast_convert_type": _bitcast, "debug_print": _debug_print}
 
 
 def _widen_dtype_params(stmt):

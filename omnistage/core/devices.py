@@ -143,9 +143,11 @@ class DeviceBuffer:
         gpu_arrays_exist = True
         self.data = data
         self.shape = tuple(data.shape)
-        self.dtype = np.dtype(data.dtype if dtype is None else dtype)
-        if storage_dtype(self.dtype) != np.dtype(data.dtype):
-            raise AssertionError(f"internal: {self.dtype.name} array held in {np.dtype(data.dtype).name} device memory")
+        self.dtype = np.dtype(data.dtype)
+        if dtype is not None and np.dtype(dtype) != self.dtype:  # bfloat16, held as its bits
+            if storage_dtype(dtype) != self.dtype:
+                raise AssertionError(f"internal: {np.dtype(dtype).name} array held in {self.dtype.name} device memory")
+            self.dtype = np.dtype(dtype)
         self._host = None
 
     ndim = property(lambda self: len(self.shape))

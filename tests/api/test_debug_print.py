@@ -29,7 +29,7 @@ def test_jit_prints_at_every_call_not_at_trace_time_and_is_compiled(capsys):
         debug.print("x={x} sum={}", x.sum(), x=x * 2)
         return x + 1
 
-    g = omnistage.jit(f)
+    g = omnistage.jit(f, backend="cpu")  # not FollowDevice, once a CUDA test made a GPU array here
     compiled = g.lower(np.ones(2, np.float32)).compile()
     assert type(compiled.executable).__name__ == "NumbaProgram" and "numba.objmode()" in compiled.as_text()
     capsys.readouterr()
@@ -138,7 +138,7 @@ def test_vmap_prints_each_example(capsys):
 def test_narrow_floats_print_as_themselves_from_compiled_code(capsys, dtype):
     pytest.importorskip("ml_dtypes")
     x = np.array([0.1, 1 / 3], dtype)
-    f = omnistage.jit(lambda v: debug.print("{}", v * 3))
+    f = omnistage.jit(lambda v: debug.print("{}", v * 3), backend="cpu")
     assert type(f.lower(x).compile().executable).__name__ == "NumbaProgram"
     f(x)
     assert _lines(capsys) == [str(x * np.asarray(3, dtype))]
@@ -154,7 +154,7 @@ def test_the_staged_program_prints_as_runnable_python(capsys):
 def test_programs_that_print_get_no_native_library():
     from omnistage.codegen import aot
 
-    compiled = omnistage.jit(lambda x: (debug.print("{}", x), x * 2)[1]).lower(np.ones(3)).compile()
+    compiled = omnistage.jit(lambda x: (debug.print("{}", x), x * 2)[1], backend="cpu").lower(np.ones(3)).compile()
     assert aot.schedule_build(compiled.executable) is None
 
 

@@ -138,7 +138,7 @@ def _compile(f, args, enabled, monkeypatch, min_work=None):
     monkeypatch.setattr(parallel, "TIER_UP_S", -1.0)  # the first call already runs the parallel build
     if min_work is not None:
         monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", min_work)
-    compiled = omnistage.jit(lambda *a: f(*a)).lower(*args).compile()  # a new function: no cached compile
+    compiled = omnistage.jit(lambda *a: f(*a), backend="cpu").lower(*args).compile()  # a new function: no cached compile
     results = [np.asarray(r) for r in omnistage.tree_util.tree_leaves(compiled(*args))]
     assert compiled.executable._fallback is None, "Numba failed to compile the build: the interpreter ran it"
     return compiled.as_text(), results
@@ -225,7 +225,7 @@ def test_parallel_equals_serial_on_random_programs(rows, cols, ops, dtype, seed)
 def test_a_process_runs_the_serial_build_until_its_calls_have_cost_enough(monkeypatch):
     monkeypatch.setattr(parallel, "_ENABLED", True)
     x = np.random.default_rng(2).standard_normal(1 << 18).astype(np.float32)
-    compiled = omnistage.jit(lambda x: selu(x)).lower(x).compile()
+    compiled = omnistage.jit(lambda x: selu(x), backend="cpu").lower(x).compile()
     ex = compiled.executable
     assert "numba.prange(" in compiled.as_text()
     monkeypatch.setattr(parallel, "TIER_UP_S", 1e9)

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import omnistage
-import omnistage.numpy as jnp
 from omnistage import debug, lax
 from omnistage.codegen.cuda import runtime
 

@@ -14,6 +14,8 @@ from omnistage import lax
 from omnistage.codegen.cuda import runtime
 from omnistage.core.array import GpuArray
 
+from tests.codegen.test_narrow_floats import WIDTH_CHANGING_BITCASTS, elementwise_chain
+
 from .test_real_target import _run
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -144,7 +146,7 @@ def test_a_bfloat16_gpu_array_is_not_shared_under_another_dtype():
     assert np.asarray(bits).tobytes() == np.array([1.0, 2.5], BF16).tobytes()
 
 
-@pytest.mark.parametrize("f, x, want", __import__("tests.codegen.test_narrow_floats", fromlist=["_"]).WIDTH_CHANGING_BITCASTS)
+@pytest.mark.parametrize("f, x, want", WIDTH_CHANGING_BITCASTS)
 def test_width_changing_bitcasts_of_narrow_floats_have_kernels(f, x, want):
     assert "runs on the host" not in _source(f, x) and "host_call" not in _source(f, x)
     (got,) = _cuda(f, x)
@@ -177,13 +179,8 @@ def test_random_elementwise_programs_equal_the_cpu_backend(dtype, unary, binary,
     rng = np.random.default_rng(seed)
     x, y = (rng.standard_normal((2, 3)) * scale).astype(dtype), (rng.standard_normal(3) * scale).astype(dtype)
 
-    def f(x, y):
-        for u in unary:
-            x = u(x)
-        return binary(x, y)
-
     with np.errstate(all="ignore"):
-        _exact(f, x, y)
+        _exact(elementwise_chain(unary, binary), x, y)
 
 
 _PTX = """
