@@ -1,8 +1,19 @@
 """Shared test fixtures: 64-bit mode toggling, and a seeded NumPy generator."""
+import atexit
 import os
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
+
+# The suite never writes into the user's real cache directories: every worker process gets a
+# private temporary cache for our modules and for Numba's files (a test about the default
+# location sets its own environment). Set before omnistage is imported, which reads them lazily.
+_SUITE_CACHE = tempfile.mkdtemp(prefix="omnistage-test-cache-")
+os.environ["OMNISTAGE_CACHE_DIR"] = os.path.join(_SUITE_CACHE, "omnistage")
+os.environ["NUMBA_CACHE_DIR"] = os.path.join(_SUITE_CACHE, "numba")
+atexit.register(shutil.rmtree, _SUITE_CACHE, ignore_errors=True)
 
 # No background builds of native libraries for every program the suite compiles
 # (tests/codegen/test_aot.py turns them on for its own subprocesses).

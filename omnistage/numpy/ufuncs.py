@@ -358,8 +358,10 @@ def logaddexp(x1, x2, /):
     _reject_complex("logaddexp", a)
     amax = lax.max(a, b)
     delta = lax.sub(a, b)
+    # min - max is -|a - b| to the bit, but written with min/max (whose derivatives split ties
+    # evenly) rather than abs, so the derivative at a == b is (1/2, 1/2) as JAX's, not (0, 1)
+    stable = lax.add(amax, lax.log1p(lax.exp(lax.sub(lax.min(a, b), amax))))
     # delta is NaN for NaN operands and for infinities of one sign, where a + b is the answer
-    stable = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
     return lax.select(lax.ne(delta, delta), lax.add(a, b), stable)
 
 

@@ -121,3 +121,24 @@ def test_every_float_elementwise_primitive_has_both_rules():
                  "bitcast_convert_type"}
     missing = [n for n in PRIMITIVES if n not in non_float and not rules.has_rules(n)]
     assert missing == []
+
+
+@pytest.mark.parametrize("fn", [jnp.logaddexp, jnp.logaddexp2])
+@pytest.mark.parametrize("wrap", [lambda f: f, jax.jit])
+def test_logaddexp_splits_ties_evenly_like_jax(fn, wrap):
+    """At x1 == x2 the derivative is (1/2, 1/2) (JAX's answer); an abs kink inside the formula
+    once gave (0, 1) and stalled a Gaussian-process example."""
+    for v in [1.0, 0.0, -3.5, 40.0]:
+        g1, g2 = wrap(jax.grad(fn, argnums=(0, 1)))(v, v)
+        np.testing.assert_allclose([float(g1), float(g2)], [0.5, 0.5], rtol=1e-6)
+    d = wrap(jax.grad(lambda x: fn(x, x)))(2.0)
+    np.testing.assert_allclose(float(d), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(float(wrap(jax.grad(jax.nn.softplus))(0.0)), 0.5, rtol=1e-6)
+
+
+def test_logaddexp_values_match_numpy_at_ties_and_infinities():
+    x = np.array([1, -np.inf, np.inf, np.nan, -np.inf, np.inf, 0.0, 88.0], np.float32)
+    y = np.array([1, -np.inf, np.inf, 1, np.inf, -np.inf, -0.0, 88.0], np.float32)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(np.asarray(jnp.logaddexp(x, y)), np.logaddexp(x, y))
+        np.testing.assert_array_equal(np.asarray(jax.jit(jnp.logaddexp)(x, y)), np.logaddexp(x, y))
