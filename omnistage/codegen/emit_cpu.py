@@ -119,6 +119,9 @@ KEPT_OUTER_MAX = 64  # non-trailing reductions of the last axis with this few ou
 # float reduction steps the loop vectorizer reduces in SIMD registers (see support.radd)
 VECTOR_STEP = {"reduce_sum": "radd", "reduce_prod": "rmul", "reduce_max": "kmax", "reduce_min": "kmin"}
 VECTOR_MIN = 32  # shorter innermost reductions stay plain scalar loops (exact left-to-right)
+# longer float sums are summed in blocks of this many innermost elements, added up in double
+# or compensated (see _blocked_sum)
+SUM_BLOCK = 1024
 
 
 def _float_key(value, dtype):
@@ -410,6 +413,9 @@ class Emitter(ControlFlowEmitter):
         comment = _loc_comment(e.stmt)
         if not trailing and 0 < aval.size <= FEW_COLUMNS and axes == tuple(range(len(axes))):
             return self._column_reduction(e, operand, names, axes, x, aval, init, comment)
+        count = int(np.prod([x.shape[k] for k in axes]))
+        if not trailing and e.prim == "reduce_sum" and count > SUM_BLOCK and np.dtype(dt).name in _WIDE_SUM:
+            return self._wide_row_sum(e, operand, names, kept, x, aval, comment)
         target = self._reduce_target(out, aval, [names[k] for k in kept])
         if aval.shape and not trailing:
             self.line(f"{out} = np.full({aval.shape!r}, {init}, dtype={_np_dtype(dt)}){comment}")
@@ -417,7 +423,9 @@ class Emitter(ControlFlowEmitter):
             self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(dt)}){comment}")
         if trailing or not aval.shape:
             self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
-            if _vectorizable(e.prim, dt, x.shape[axes[-1]]):
+            if e.prim == "reduce_sum" and dt.kind in "fc" and count > SUM_BLOCK:
+                acc = self._blocked_sum(e, operand, names, axes, x, dt, comment)
+            elif _vectorizable(e.prim, dt, x.shape[axes[-1]]):
                 acc = self._vector_reduction(e, operand, names, axes, x, dt, init, comment)
             else:
                 acc = self.fresh("_acc")
@@ -460,6 +468,69 @@ class Emitter(ControlFlowEmitter):
         self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(dt)})")
         for acc, col in zip(accs, columns):
             self.line(f"{out}[{', '.join(map(str, col))}] = {_np_dtype(dt) + '(' + acc + ')' if wide else acc}")
+
+    def _wide_row_sum(self, e, operand, names, kept, x, aval, comment):
+        """A long float32/complex64 sum over leading axes into many outputs (the column sums
+        of a tall matrix): rows are added in memory order into a double row, rounded once at
+        the end; a float32 row would lose ~n*eps over n rows."""
+        out, dt = e.outs[0], aval.dtype
+        wide = _np_dtype(_WIDE_SUM[np.dtype(dt).name])
+        acc = self.fresh("_acc")
+        self.line(f"{acc} = np.zeros({aval.shape!r}, dtype={wide}){comment}")
+        self.loops(x.shape, names)
+        target = f"{acc}[{', '.join(names[k] for k in kept)}]"
+        self.line(f"{target} = {target} + {wide}({self.value(operand, names)})")
+        self.close(x.ndim)
+        self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(dt)})")
+        self.loops(aval.shape)
+        idx = ", ".join(f"_i{k}" for k in range(aval.ndim))
+        self.line(f"{out}[{idx}] = {_np_dtype(dt)}({acc}[{idx}])")
+        self.close(aval.ndim)
+
+    def _blocked_sum(self, e, operand, names, axes, x, dt, comment):
+        """A long float sum over trailing axes, as accurate as NumPy's pairwise summation and
+        as fast as one vectorized accumulator: blocks of at most SUM_BLOCK innermost elements
+        are each summed by `radd` (the vectorizer's 16-64 partial sums, so a few dozen terms
+        per partial sum), and the block sums are added into a double accumulator (float32:
+        exact enough to round once) or, for float64, a compensated (Neumaier) one, so the
+        error does not grow with the number of blocks. Complex sums: complex64 in complex128,
+        complex128 plainly, block by block. Returns the name holding the result."""
+        wide = np.dtype(_WIDE_SUM.get(np.dtype(dt).name, dt))
+        compensated = wide == np.dtype(dt) and wide.kind == "f"
+        acc, blk = self.fresh("_acc"), self.fresh("_blk")
+        self.line(f"{acc} = {_np_dtype(wide)}(0){comment}")
+        if compensated:
+            comp, t = self.fresh("_comp"), self.fresh("_t")
+            self.line(f"{comp} = {_np_dtype(wide)}(0)")
+        self.loops([x.shape[k] for k in axes[:-1]], [names[k] for k in axes[:-1]])
+        m = x.shape[axes[-1]]
+        split = m > SUM_BLOCK
+        if split:
+            start = self.fresh("_blk_start")
+            self.open_loop(start, f"0, {m}, {SUM_BLOCK}")
+        self.line(f"{blk} = {_np_dtype(dt)}(0)")
+        self.open_loop(names[axes[-1]], f"{start}, min({start} + {SUM_BLOCK}, {m})" if split else m)
+        v = self.value(operand, names)
+        # short rows (a few columns) are added left to right, as in _vector_reduction
+        step = f"_rt.radd({blk}, {v})" if _vectorizable(e.prim, dt, m) else f"{blk} + {v}"
+        self.line(f"{blk} = {step}")
+        self.close(1)
+        if compensated:
+            self.line(f"{t} = {acc} + {blk}")
+            self.line(f"if abs({acc}) >= abs({blk}):")
+            self.line(f"    {comp} += ({acc} - {t}) + {blk}")
+            self.line("else:")
+            self.line(f"    {comp} += ({blk} - {t}) + {acc}")
+            self.line(f"{acc} = {t}")
+        else:
+            self.line(f"{acc} += {_np_dtype(wide)}({blk})")
+        self.close(len(axes) - 1 + split)
+        if compensated:  # an infinite or NaN total has a NaN compensation: keep the total
+            self.line(f"if np.isfinite({acc}):")
+            self.line(f"    {acc} = {acc} + {comp}")
+        else:
+            self.line(f"{acc} = {_np_dtype(dt)}({acc})")
+        return acc
 
     def _vector_reduction(self, e, operand, names, axes, x, dt, init, comment):
         """A float reduction over trailing axes as one accumulator whose step is a
