@@ -9,7 +9,11 @@ the source can be checked and regenerated.
 """
 import sys
 
-import mpmath as mp
+try:
+    import mpmath as mp
+except ImportError as e:  # a developer tool: the package never imports it at run time
+    raise ImportError("omnistage.codegen.vmath._fit (the offline coefficient fitter) needs mpmath: "
+                      "pip install mpmath, or the project's test extra") from e
 
 mp.mp.dps = 60
 
