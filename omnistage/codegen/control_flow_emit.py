@@ -14,11 +14,7 @@ The two emitters differ only in how values are read and stored, through these ho
 """
 import ast
 
-
-def _loc_comment(stmt):
-    from .emit_cpu import _loc_comment as loc
-
-    return loc(stmt)
+from .provenance import loc_comment as _loc_comment
 
 
 class ControlFlowEmitter:

@@ -39,6 +39,8 @@ import threading
 import types
 import warnings
 
+from . import provenance
+
 _HEADER_PREFIX = "# omnistage generated module sha256="
 _MODULE_PREFIX = "omnistage_gen_"
 _TEMP_PREFIX = ".tmp-"
@@ -314,10 +316,14 @@ def _execute(name, text, path, preset):
 def load_module(source, preset=None):
     """Import generated `source` as a module, from the disk cache when possible.
 
-    `preset` globals are placed in the module before its code runs. The module gets
-    `_OMNISTAGE_CACHED = True` when it lives on disk (so Numba may cache machine code next to
-    it) and False when it had to be built in memory. Returns the module.
+    The module is named after, stored as and run from `source` without its provenance
+    comments (`provenance.strip`): programs that differ only in where they came from share
+    one module and its machine code. `preset` globals are placed in the module before its
+    code runs. The module gets `_OMNISTAGE_CACHED = True` when it lives on disk (so Numba may
+    cache machine code next to it) and False when it had to be built in memory. Returns the
+    module.
     """
+    source = provenance.strip(source)
     name = module_name(source)
     with _lock:
         mod = sys.modules.get(name)

@@ -5,13 +5,12 @@ The module it returns is plain Python a person can read: program variable names,
 constants (`np.float32(1.67)`), and the user's `file:line` as comments.
 """
 import ast
-import os
 import re
 
 import numpy as np
 
 from ..staging import literals
-from . import fusable_forms, index_maps, narrow_floats, parallel, scalar_rules
+from . import fusable_forms, index_maps, narrow_floats, parallel, provenance, scalar_rules
 from ..staging.program import eqn
 from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
@@ -61,9 +60,8 @@ def _is_call_of(expr, func):
     return isinstance(node, ast.Call) and ast.unparse(node.func) == func
 
 
-def _loc_comment(stmt):
-    loc = getattr(stmt, "loc", None)
-    return f"  # {os.path.basename(loc.file)}:{loc.line}" if loc is not None else ""
+# the CUDA emitters import this name too
+_loc_comment = provenance.loc_comment
 
 
 def _np_dtype(dt):

@@ -548,3 +548,52 @@ def test_import_omnistage_does_not_import_numba_and_the_first_jit_call_does(tmp_
     report, _ = run_child(tmp_path)
     assert report["numba_after_import"] is False
     assert report["numba_after_jit"] is True
+
+
+# --- identity is content, not provenance ----------------------------------------------------
+
+USER_FILE = '''import omnistage.numpy as jnp
+
+
+def f(x):
+    y = jnp.sin(x) * 2.0
+    return y + 1.0
+'''
+
+PROVENANCE_CHILD = r'''
+import importlib.util, json, sys
+import numpy as np
+import omnistage
+spec = importlib.util.spec_from_file_location("user_module", sys.argv[1])
+user = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(user)
+compiled = omnistage.jit(user.f).lower(np.arange(4, dtype=np.float32)).compile()
+y = np.asarray(omnistage.jit(user.f)(np.arange(4, dtype=np.float32)))
+module = compiled.executable.module
+entry = getattr(module, compiled.executable.fn_name)
+print(json.dumps({"module": module.__name__, "text": compiled.as_text(), "y": y.tolist(),
+                  "hits": sum(entry.stats.cache_hits.values()),
+                  "misses": sum(entry.stats.cache_misses.values())}))
+'''
+
+
+def run_user_file(cache, path):
+    proc = subprocess.run([sys.executable, "-c", PROVENANCE_CHILD, str(path)], env=child_env(cache),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_files_differing_only_in_comments_blank_lines_and_name_share_one_cache_entry(tmp_path):
+    first, moved = tmp_path / "first_file.py", tmp_path / "renamed_and_moved.py"
+    first.write_text(USER_FILE)
+    moved.write_text("# a comment that moves every line\n\n\n" + USER_FILE.replace("\n\n\n", "\n\n# why\n\n"))
+    cache = tmp_path / "cache"
+    cold = run_user_file(cache, first)
+    warm = run_user_file(cache, moved)
+    assert warm["module"] == cold["module"] and module_files(cache) == [cold["module"] + ".py"]
+    assert cold["misses"] > 0 and warm["hits"] > 0 and warm["misses"] == 0
+    assert warm["y"] == cold["y"] == pytest.approx((np.sin(np.arange(4.0)) * 2 + 1).tolist(), rel=1e-6)
+    # the text a person reads keeps its own provenance; the cached file has none
+    assert "first_file.py:5" in cold["text"] and "renamed_and_moved.py:9" in warm["text"]
+    assert ".py:" not in read(cache / module_files(cache)[0])
