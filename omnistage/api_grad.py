@@ -40,11 +40,13 @@ class _Staged:
         return out, aux
 
 
-def stage_function(fun, args, kwargs=None, transform="grad", has_aux=False):
+def stage_function(fun, args, kwargs=None, transform="grad", has_aux=False, labels=None):
+    """Stage `fun` (control flow converted) on `args`' avals; `labels` name the arguments in
+    the Program (default: `fun`'s parameter names)."""
     kwargs = kwargs or {}
     leaves, in_tree = tree_util.tree_flatten((tuple(args), kwargs))
     avals = [leaf_aval(x) for x in leaves]
-    names = flat_arg_names(_arg_names(fun, len(args), []), args, kwargs)
+    names = flat_arg_names(labels or _arg_names(fun, len(args), []), args, kwargs)
     s = _Staged()
     target = convert(fun)
 
@@ -162,11 +164,15 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), transform)
-        s = stage_function(fun, args, kwargs, transform, has_aux)
-        spans = _leaf_positions(args)
+        positions = list(dict.fromkeys(nums))
+        dyn = [args[i] for i in positions]
+        labels = _arg_names(fun, len(args), [])
+        s = stage_function(_closed_over(fun, args, kwargs, positions), dyn, None, transform, has_aux,
+                           [labels[i] for i in positions])
+        spans = _leaf_positions(dyn)
         active = [False] * len(s.args)
-        for i in nums:
-            for j in spans[i]:
+        for k in range(len(positions)):
+            for j in spans[k]:
                 _check_grad_input(s.program.in_avals[j], holomorphic, allow_int, "grad")
                 active[j] = True
         out_avals = s.program.out_avals
@@ -182,7 +188,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         in_avals = s.program.in_avals
         grads = []
         for i in nums:
-            leaves = [_zeros_or(cts[j], in_avals[j]) for j in spans[i]]
+            leaves = [_zeros_or(cts[j], in_avals[j]) for j in spans[positions.index(i)]]
             grads.append(tree_util.tree_unflatten(tree_util.tree_structure(args[i]), leaves))
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         out, aux = s.outputs(outs)
@@ -444,19 +450,34 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux, holomorphic=holomorphic)
 
 
+def _closed_over(fun, args, kwargs, positions):
+    """`fun` (control flow converted) taking only the arguments at `positions`; the other
+    arguments and `kwargs` reach it as they are. JAX's differentiation closes over them the
+    same way, so a Python int stays an int: a shape, a loop bound, a recursion depth."""
+    target = convert(fun)
+
+    def dyn_fun(*dyn_args):
+        full = list(args)
+        for i, v in zip(positions, dyn_args):
+            full[i] = v
+        return target(*full, **kwargs)
+
+    dyn_fun.__name__ = _fun_name(fun)
+    dyn_fun.__wrapped__ = fun
+    return dyn_fun
+
+
 def _partial_argnums(fun, args, kwargs, nums):
-    """(g, dyn): g(dyn) calls fun with the arguments at `nums` replaced from the tuple `dyn`."""
-    dyn = tuple(args[i] for i in nums)
+    """(g, dyn): g(dyn) calls fun (control flow converted) with the arguments at `nums`
+    replaced from the tuple `dyn`."""
+    dyn_fun = _closed_over(fun, args, kwargs, nums)
 
     def g(dyn_args):
-        full = list(args)
-        for i, v in zip(nums, dyn_args):
-            full[i] = v
-        return fun(*full, **kwargs)
+        return dyn_fun(*dyn_args)
 
-    g.__name__ = _fun_name(fun)
+    g.__name__ = dyn_fun.__name__
     g.__wrapped__ = fun
-    return g, dyn
+    return g, tuple(args[i] for i in nums)
 
 
 def _block(in_tree, pieces, argnums):

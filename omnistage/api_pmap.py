@@ -11,6 +11,7 @@ from .api import jit
 from .api_vmap import _flat_in_axes, vmap
 from .core import devices as core_devices
 from .core import tree_util
+from .staging.convert import convert
 
 
 def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
@@ -24,6 +25,7 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
         )
     static = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) else tuple(static_broadcasted_argnums)
     n_devices = len(devices) if devices is not None else core_devices.local_device_count()
+    target = convert(fun)  # `inner` is omnistage's code: the user's control flow is converted here
 
     def mapped(*args, **kwargs):
         # runs once per jit cache key (shapes are part of it), so the device check costs
@@ -38,7 +40,7 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
 
         def inner(*dyn_args, **kw):
             it = iter(dyn_args)
-            return fun(*[st[i] if i in st else next(it) for i in range(len(args))], **kw)
+            return target(*[st[i] if i in st else next(it) for i in range(len(args))], **kw)
 
         return vmap(inner, dyn_axes, out_axes, axis_name=axis_name, axis_size=axis_size)(*dyn, **kwargs)
 

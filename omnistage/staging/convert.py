@@ -27,10 +27,14 @@ that names the construct and the user's line.
 
 The new function is compiled with the original file name and line numbers (tracebacks and
 staged `file:line` comments point at the user's lines) and built with the original
-`__globals__`, defaults and closure cells. Results are cached per function object. Functions
-without source (builtins, C extensions, `exec`-made code, lambdas), generators, coroutines and
-functions of omnistage, NumPy, the standard library and installed packages are returned
-unchanged. `converted_source(f)` shows the rewritten source.
+`__globals__`, defaults and closure cells. The rewrite is cached per code object (a lambda
+made again in a loop reuses it), the new function per function object. A lambda's source is
+found in its file's AST by line, parameters and (Python 3.11+) columns. Calls go through
+`_omni.call`, so the functions a converted function calls (globals, closure variables,
+arguments, methods, callable objects, itself when recursive) are converted on their first
+call. Functions without source (builtins, C extensions, `exec`-made code), generators,
+coroutines and functions of omnistage, NumPy, the standard library and installed packages
+are returned unchanged. `converted_source(f)` shows the rewritten source.
 """
 import ast
 import builtins
@@ -51,6 +55,8 @@ from .control_flow_runtime import Runtime
 RUNTIME_NAME = "_omni"
 _CACHE = weakref.WeakKeyDictionary()
 _NOT_CONVERTED = weakref.WeakKeyDictionary()  # fun -> why it is returned unchanged
+_TEMPLATES = weakref.WeakKeyDictionary()  # code object -> _Template, or why it is not converted
+_REWRITTEN_CODE = weakref.WeakSet()  # code objects the rewrite compiled (nested ones included)
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _LIB_DIRS = tuple(
@@ -65,17 +71,21 @@ _SKIP_MODULES = ("omnistage", "numpy", "scipy", "jax", "numba")
 
 
 def convert(fun):
-    """`fun` with Python control flow on traced values rewritten (cached per function object).
+    """`fun` with Python control flow on traced values rewritten (cached per function object;
+    the rewrite itself is cached per code object, so a lambda made again reuses it).
 
-    Bound methods and `functools.partial` objects are converted through their function;
-    anything without convertible source is returned unchanged."""
+    Bound methods, `functools.partial` objects and callable objects (through their class's
+    `__call__`) are converted through their function; anything without convertible source
+    is returned unchanged."""
     if isinstance(fun, types.MethodType):
         func = convert(fun.__func__)
         return fun if func is fun.__func__ else types.MethodType(func, fun.__self__)
     if isinstance(fun, functools.partial):
         func = convert(fun.func)
         return fun if func is fun.func else functools.partial(func, *fun.args, **fun.keywords)
-    if not isinstance(fun, types.FunctionType) or getattr(fun, "__omnistage_converted__", False):
+    if not isinstance(fun, types.FunctionType):
+        return _convert_callable_object(fun)
+    if getattr(fun, "__omnistage_converted__", False) or fun.__code__ in _REWRITTEN_CODE:
         return fun
     try:
         return _CACHE[fun]
@@ -84,20 +94,24 @@ def convert(fun):
     if fun in _NOT_CONVERTED:
         return fun
     reason = _unconvertible(fun)
-    converted = None
-    if reason is None:
-        try:
-            converted = _convert_function(fun)
-        except _NoSource as e:
-            reason = str(e)
-        except SyntaxError as e:  # pragma: no cover - a rewrite bug; keep the user's code running
-            reason = f"the rewrite failed ({e})"
-            warnings.warn(f"omnistage could not convert {fun.__qualname__}: {e}", stacklevel=2)
-    if converted is None:
-        _NOT_CONVERTED[fun] = reason
+    template = _template(fun) if reason is None else reason
+    if isinstance(template, str):
+        _NOT_CONVERTED[fun] = template
         return fun
+    converted = template.instantiate(fun)
     _CACHE[fun] = converted
     return converted
+
+
+def _convert_callable_object(obj):
+    """An instance whose class defines `__call__` in Python: its converted bound `__call__`."""
+    if isinstance(obj, type):
+        return obj  # a class: calling it constructs, nothing to trace through
+    call = getattr(type(obj), "__call__", None)
+    if not isinstance(call, types.FunctionType):
+        return obj
+    conv = convert(call)
+    return obj if conv is call else types.MethodType(conv, obj)
 
 
 def converted_source(fun):
@@ -121,8 +135,6 @@ def _unconvertible(fun):
     code = fun.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return "generators and coroutines are not converted"
-    if fun.__name__ == "<lambda>":
-        return "lambdas are not converted (their source is not reliably available)"
     module = getattr(fun, "__module__", None) or ""
     if module.split(".")[0] in _SKIP_MODULES:
         return f"functions of {module} are not converted"
@@ -137,9 +149,68 @@ def _unconvertible(fun):
 # --- building the new function --------------------------------------------------------------
 
 
-def _parse(fun):
+class _Template:
+    """The rewrite of one code object, shared by every function made from it (each gets its
+    own globals, defaults and closure cells)."""
+
+    __slots__ = ("code", "runtime_cell", "source", "filename", "globals_id")
+
+    def __init__(self, code, runtime, source, fun):
+        self.code, self.runtime_cell, self.source = code, types.CellType(runtime), source
+        self.filename, self.globals_id = fun.__code__.co_filename, id(fun.__globals__)
+
+    def fits(self, fun):
+        # equal code objects from another file or module namespace are rewritten anew
+        return self.filename == fun.__code__.co_filename and self.globals_id == id(fun.__globals__)
+
+    def instantiate(self, fun):
+        cells = dict(zip(fun.__code__.co_freevars, fun.__closure__ or ()))
+        cells[RUNTIME_NAME] = self.runtime_cell
+        closure = tuple(cells[v] for v in self.code.co_freevars)
+        new = types.FunctionType(self.code, fun.__globals__, fun.__name__, fun.__defaults__, closure or None)
+        new.__kwdefaults__ = copy.copy(fun.__kwdefaults__)
+        new.__dict__.update(fun.__dict__)
+        new.__qualname__, new.__module__, new.__doc__ = fun.__qualname__, fun.__module__, fun.__doc__
+        new.__annotations__ = dict(getattr(fun, "__annotations__", {}))
+        new.__wrapped__ = fun
+        new.__omnistage_converted__ = True
+        new.__omnistage_source__ = self.source
+        return new
+
+
+def _template(fun):
+    """The cached rewrite of `fun`'s code object, or why it cannot be rewritten."""
+    code = fun.__code__
+    template = _TEMPLATES.get(code)
+    if template is not None and (isinstance(template, str) or template.fits(fun)):
+        return template
+    _CURRENT_FILE.append(code.co_filename)
     try:
-        lines, first = inspect.getsourcelines(fun)
+        template = _rewrite(fun, _parse(fun))
+    except _NoSource as e:
+        template = str(e)
+    except (SyntaxError, _RewriteError) as e:  # pragma: no cover - a rewrite bug; keep the user's code running
+        template = f"the rewrite failed ({e})"
+        warnings.warn(f"omnistage could not convert {fun.__qualname__}: {e}", stacklevel=3)
+    finally:
+        _CURRENT_FILE.pop()
+    _TEMPLATES[code] = template
+    return template
+
+
+class _RewriteError(Exception):
+    pass
+
+
+def _parse(fun):
+    """The `def` (or lambda, as a `def`) of `fun` as an AST located at the user's lines."""
+    code = fun.__code__
+    if code.co_name == "<lambda>":
+        return _parse_lambda(fun)
+    try:
+        # the code object, not the function: `inspect` follows `__wrapped__` from a function,
+        # which would give a decorator's wrapper the source of the function it wraps
+        lines, first = inspect.getsourcelines(code)
     except (OSError, TypeError) as e:
         raise _NoSource(f"its source is not available ({e})") from None
     source = "".join(lines)
@@ -149,7 +220,7 @@ def _parse(fun):
         tree = ast.parse(dedented)
     except SyntaxError as e:
         raise _NoSource(f"its source does not parse on its own ({e.msg})") from None
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].name != fun.__name__:
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].name != code.co_name:
         raise _NoSource("its source is not a single `def` statement")
     ast.increment_lineno(tree, first - 1)
     if indent:
@@ -161,15 +232,81 @@ def _parse(fun):
     return tree.body[0]
 
 
-def _convert_function(fun):
-    _CURRENT_FILE.append(fun.__code__.co_filename)
+# --- lambdas: found in their file's AST by line, parameters and columns -----------------------
+
+_FILE_LAMBDAS = {}  # filename -> (hash of its text, {line: [ast.Lambda]})
+
+
+def _parse_lambda(fun):
+    code = fun.__code__
+    params = _code_params(code)
+    found = [n for n in _lambdas_of(code.co_filename, fun.__globals__).get(code.co_firstlineno, ())
+             if _lambda_params(n) == params]
+    if len(found) > 1:
+        found = _holding(found, code)
+    if len(found) != 1:
+        raise _NoSource(f"its source is not available (line {code.co_firstlineno} has "
+                        f"{len(found) or 'no'} lambdas that could be it)")
+    lam = copy.deepcopy(found[0])
+    fndef = _function("lambda_", [], [ast.copy_location(ast.Return(lam.body), lam.body)], [])
+    fndef.args = lam.args
+    return ast.copy_location(fndef, lam)
+
+
+def _lambdas_of(filename, module_globals):
+    lines = linecache.getlines(filename, module_globals)
+    if not lines:
+        raise _NoSource(f"its source is not available (no source lines for {filename})")
+    text = "".join(lines)
+    cached = _FILE_LAMBDAS.get(filename)
+    if cached is not None and cached[0] == hash(text):
+        return cached[1]
     try:
-        return _convert_parsed(fun, _parse(fun))
-    finally:
-        _CURRENT_FILE.pop()
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise _NoSource(f"its file does not parse ({e.msg})") from None
+    by_line = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda):
+            by_line.setdefault(node.lineno, []).append(node)
+    _FILE_LAMBDAS[filename] = (hash(text), by_line)
+    return by_line
 
 
-def _convert_parsed(fun, fndef):
+def _code_params(code):
+    """Parameter names in the order CPython lays them out: positional, keyword-only, *, **."""
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return list(code.co_varnames[:n])
+
+
+def _lambda_params(node):
+    a = node.args
+    names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    return names + [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+
+
+def _holding(lambdas, code):
+    """The lambdas (of one line) whose span holds every position `code` has: the innermost
+    one when lambdas nest. Python < 3.11 has no positions: every candidate stays."""
+    if not hasattr(code, "co_positions"):
+        return lambdas
+    spots = [(l, c, el, ec) for l, el, c, ec in code.co_positions() if None not in (l, el, c, ec)]
+    if not spots:
+        return lambdas
+    held = [n for n in lambdas if all(
+        (n.lineno, n.col_offset) <= (l, c) and (el, ec) <= (n.end_lineno, n.end_col_offset)
+        for l, c, el, ec in spots)]
+    if len(held) > 1:  # nested lambdas hold the same spots: the innermost starts last
+        last = max((n.lineno, n.col_offset) for n in held)
+        held = [n for n in held if (n.lineno, n.col_offset) == last]
+    return held
+
+
+# --- the rewritten function ---------------------------------------------------------------------
+
+
+def _rewrite(fun, fndef):
     fndef.decorator_list = []
     names = all_names(fndef) | set(fun.__code__.co_freevars) | set(fun.__globals__)
     namer = _Namer(names, _bound_names(fndef) | set(fun.__code__.co_freevars))
@@ -177,9 +314,10 @@ def _convert_parsed(fun, fndef):
     ast.fix_missing_locations(fndef)
     source = ast.unparse(fndef)
     runtime = Runtime(fun.__code__.co_filename, namer.return_vars)
-    new = _build(fun, fndef, runtime)
-    new.__omnistage_source__ = source
-    return new
+    # Compiled under a name the user never uses: a `def f` inside the maker would make `f` a
+    # local of the maker, so a recursive call would look for a closure cell that is not there.
+    fndef.name = namer.fresh_plain("_omnistage_function")
+    return _Template(_compile(fun, fndef), runtime, source, fun)
 
 
 def _enclosing_class(fun):
@@ -189,9 +327,9 @@ def _enclosing_class(fun):
     return None
 
 
-def _build(fun, fndef, runtime):
-    """Compile `fndef` as `fun`'s replacement: same globals, defaults and closure cells,
-    plus a cell holding the runtime (`_omni`)."""
+def _compile(fun, fndef):
+    """Compile `fndef` as `fun`'s replacement code: the same free variables (closure cells)
+    plus one holding the runtime (`_omni`)."""
     freevars = [v for v in fun.__code__.co_freevars if v != "__class__"]
     inner = fndef
     cls = _enclosing_class(fun)
@@ -212,20 +350,25 @@ def _build(fun, fndef, runtime):
     module = ast.Module([maker], [])
     ast.fix_missing_locations(module)
     code = compile(module, fun.__code__.co_filename, "exec")
-    fcode = _find_code(code, fun.__code__.co_name, fndef.lineno)
-    cells = dict(zip(fun.__code__.co_freevars, fun.__closure__ or ()))
-    cells[RUNTIME_NAME] = types.CellType(runtime)
-    closure = tuple(cells[v] for v in fcode.co_freevars)
+    _mark_rewritten(code)
+    fcode = _find_code(code, fndef.name, fndef.lineno)
+    unknown = set(fcode.co_freevars) - set(fun.__code__.co_freevars) - {RUNTIME_NAME}
+    if unknown:
+        raise _RewriteError(f"free variables {sorted(unknown)} have no closure cell")
+    fcode = fcode.replace(co_name=fun.__code__.co_name)
     if hasattr(fcode, "co_qualname"):
         fcode = fcode.replace(co_qualname=fun.__code__.co_qualname)
-    new = types.FunctionType(fcode, fun.__globals__, fun.__name__, fun.__defaults__, closure or None)
-    new.__kwdefaults__ = copy.copy(fun.__kwdefaults__)
-    new.__dict__.update(fun.__dict__)
-    new.__qualname__, new.__module__, new.__doc__ = fun.__qualname__, fun.__module__, fun.__doc__
-    new.__annotations__ = dict(getattr(fun, "__annotations__", {}))
-    new.__wrapped__ = fun
-    new.__omnistage_converted__ = True
-    return new
+    _REWRITTEN_CODE.add(fcode)
+    return fcode
+
+
+def _mark_rewritten(code):
+    """Remember every function code object the rewrite compiled: functions nested in a
+    converted function are converted already and must not be rewritten again."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _REWRITTEN_CODE.add(const)
+            _mark_rewritten(const)
 
 
 def _find_code(code, name, lineno):
