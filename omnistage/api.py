@@ -174,7 +174,9 @@ def _make_executable(program, backend):
     if kind is None:
         raise ValueError(f"Unknown backend {name!r}; choose 'cpu' (Numba), 'cuda' (or 'gpu') or 'interpreter'.")
     from .codegen import executable
+    from .core import devices
 
+    devices.computation_started = True  # distributed.initialize() must come before (as in JAX)
     if kind == "interpreter":
         return executable.InterpretedProgram(program)
     if kind == "cuda":

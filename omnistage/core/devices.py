@@ -1,37 +1,80 @@
 """Devices and device memory: the CPU always; a CUDA GPU when one is usable (a real NVIDIA GPU
 with Numba's CUDA target, or Numba's CUDA simulator when `NUMBA_ENABLE_CUDASIM=1`).
 
+Processes: after `omnistage.distributed.initialize()` (multi-process mode on MPI) this process
+is one of `process_count()`; `devices()` lists every device of every process, ordered by
+process, and `local_devices()` this process's, as in JAX's multi-process mode. The layout is
+set by `set_process_layout` (the distributed package calls it; core never imports MPI).
+
 Owns `Device`, the device list, and `DeviceBuffer`, the GPU memory behind a GPU `Array`. Finding
 out whether CUDA is usable imports `numba.cuda` (through the CUDA backend's runtime), so it
 happens only when GPU devices are asked for, never on the CPU path.
 """
-import functools
-
 import numpy as np
 
 
 class Device:
     """A place arrays live and computations run."""
 
-    def __init__(self, platform, id_):
+    def __init__(self, platform, id_, process_index=0):
         self.platform = platform
         self.id = id_
         self.device_kind = platform
-        self.process_index = 0
+        self.process_index = process_index
 
     def __repr__(self):
         name = {"cpu": "CpuDevice", "gpu": "CudaDevice"}.get(self.platform, self.platform.capitalize() + "Device")
         return f"{name}(id={self.id})"
 
 
-@functools.lru_cache(maxsize=None)
+class ProcessLayout:
+    """This process's place among the processes of a multi-process job: its index, the number
+    of processes, and how many CPU devices each has (the same for all)."""
+
+    __slots__ = ("index", "count", "local_count", "cpu_devices")
+
+    def __init__(self, index=0, count=1, local_count=1):
+        if not (count >= 1 and 0 <= index < count and local_count >= 1):
+            raise ValueError(f"bad process layout: process {index} of {count}, {local_count} devices each")
+        self.index, self.count, self.local_count = index, count, local_count
+        # global ids: process p's devices are p * local_count + i, as JAX numbers CPU devices
+        self.cpu_devices = tuple(Device("cpu", p * local_count + i, p) for p in range(count) for i in range(local_count))
+
+    def local(self, devices):
+        return [d for d in devices if d.process_index == self.index]
+
+
+_layout = ProcessLayout()
+
+# Set by the first compiled computation (api._make_executable): distributed.initialize() must
+# come before it, as in JAX.
+computation_started = False
+
+
+def set_process_layout(index, count, local_count=1):
+    """Make this process number `index` of `count` (distributed.initialize/shutdown call it)."""
+    global _layout
+    _layout = ProcessLayout(index, count, local_count)
+
+
+def process_layout():
+    return _layout
+
+
 def cpu_device():
-    return Device("cpu", 0)
+    """This process's (first) CPU device: the default device of arrays and computations."""
+    return _layout.local(_layout.cpu_devices)[0]
 
 
-@functools.lru_cache(maxsize=None)
+_gpu_by_process = {}
+
+
 def gpu_device():
-    return Device("gpu", 0)
+    """This process's GPU (one per process; its id is global in a multi-process job)."""
+    dev = _gpu_by_process.get(_layout.index)
+    if dev is None:
+        dev = _gpu_by_process[_layout.index] = Device("gpu", _layout.index, _layout.index)
+    return dev
 
 
 def _cuda_runtime():
@@ -55,9 +98,9 @@ _GPU_NAMES = ("gpu", "cuda")
 def devices(backend=None):
     """Devices of `backend` ('cpu', 'gpu'/'cuda'), or all of them, CPU first."""
     if backend is None:
-        return [cpu_device()] + gpu_devices()
+        return list(_layout.cpu_devices) + gpu_devices()
     if backend == "cpu":
-        return [cpu_device()]
+        return list(_layout.cpu_devices)
     if backend in _GPU_NAMES:
         gpus = gpu_devices()
         if not gpus:
@@ -71,23 +114,29 @@ def available_backends():
 
 
 def local_devices(process_index=None, backend=None):
-    return devices(backend)
+    """The devices of process `process_index` (default: this one)."""
+    index = _layout.index if process_index is None else int(process_index)
+    if not 0 <= index < _layout.count:
+        raise ValueError(f"process_index {process_index} is out of range: there are {_layout.count} processes")
+    return [d for d in devices(backend) if d.process_index == index]
 
 
 def device_count(backend=None):
+    """The number of devices of every process."""
     return len(devices(backend))
 
 
 def local_device_count(backend=None):
-    return device_count(backend)
+    """The number of this process's devices."""
+    return len(local_devices(backend=backend))
 
 
 def process_count():
-    return 1
+    return _layout.count
 
 
 def process_index():
-    return 0
+    return _layout.index
 
 
 def default_backend():
