@@ -213,12 +213,14 @@ class Program:
     # --- printing -----------------------------------------------------------------------
 
     def source(self, with_header=True, with_locs=True):
+        """Runnable Python: each parameter annotated with its aval (`x: 'f32[4,4]'`, strings,
+        so the text still runs), each statement with its user `file:line` comment."""
         lines = [HEADER] if with_header else []
         for name, value in self.consts.items():
             lines.append(f"{name} = {_const_source(value)}")
         if self.consts or with_header:
             lines.append("")
-        lines.extend(format_function(self.fn, with_locs=with_locs))
+        lines.extend(format_function(self.fn, with_locs=with_locs, avals=self.avals))
         return "\n".join(lines) + "\n"
 
     def __str__(self):
@@ -253,14 +255,15 @@ def _const_source(value):
     return src if v.size or v.ndim == 1 else f"{src}.reshape({v.shape!r})"
 
 
-def format_function(fn, indent="", with_locs=True):
-    """Lines of `fn`'s source; each statement gets its user `file:line` comment."""
-    args = ", ".join(a.arg for a in fn.args.args)
+def format_function(fn, indent="", with_locs=True, avals=None):
+    """Lines of `fn`'s source; each statement gets its user `file:line` comment and, given
+    the avals table, each parameter (nested bodies' too) its aval as a string annotation."""
+    args = ", ".join(_param(a.arg, avals) for a in fn.args.args)
     lines = [f"{indent}def {fn.name}({args}):"]
     inner = indent + "    "
     for stmt in fn.body:
         if isinstance(stmt, ast.FunctionDef):
-            lines.extend(format_function(stmt, inner, with_locs))
+            lines.extend(format_function(stmt, inner, with_locs, avals))
             continue
         text = ast.unparse(stmt)
         loc = getattr(stmt, "loc", None)
@@ -268,6 +271,11 @@ def format_function(fn, indent="", with_locs=True):
             text += f"  # {loc.short}"
         lines.append(inner + text)
     return lines
+
+
+def _param(name, avals):
+    aval = avals.get(name) if avals else None
+    return name if aval is None else f"{name}: {aval.str_short()!r}"
 
 
 class ProgramCheckError(Exception):

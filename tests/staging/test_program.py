@@ -292,7 +292,23 @@ def test_names_come_from_the_users_variables():
     assert re.search(r"^\s*ln_x = log\(x\)", source, re.M), source
     assert re.search(r"^\s*ln_2 = log\(np\.float32\(2\.0\)\)", source, re.M), source
     assert re.search(r"= div\(ln_x, ln_2\)", source), source
-    assert "def _log2(x):" in source or "def log2(x):" in source
+    assert "def _log2(x: 'f32[]'):" in source or "def log2(x: 'f32[]'):" in source
+
+
+def test_parameters_are_annotated_with_their_avals_and_the_text_still_runs():
+    def f(x, i):
+        y = x @ x
+        if y.sum() > 0:  # a cond: its bodies' parameters are annotated too
+            y = y * 2.0
+        return y, i + 1
+
+    x = np.ones((4, 4), np.float32)
+    program = omnistage.make_jaxpr(f)(x, np.int32(3))
+    source = str(program)
+    assert re.search(r"^def f\(x: 'f32\[4,4\]', i: 'i32\[\]'\):$", source, re.M), source
+    assert re.search(r"^    def if_true\(\w+: 'f32\[4,4\]'\):$", source, re.M), source
+    printed = run_printed_program(program, x, np.int32(3))
+    assert_same(list(printed), [2.0 * (x @ x), np.int32(4)])
 
 
 def test_argument_names_are_the_parameter_names():
