@@ -7,10 +7,16 @@ Combinators (`serial`, `parallel`, `FanOut`, ...) build models from layers. Writ
 import functools
 import operator
 
-from .. import nn
+from .. import lax
 from .. import numpy as jnp
 from .. import random
+from ..nn import elu, gelu, leaky_relu, log_softmax, relu, selu, sigmoid, softmax, softplus, standardize
 from ..nn.initializers import glorot_normal, normal, ones, zeros
+
+# JAX's aliases, kept for code written against older stax
+glorot = glorot_normal
+randn = normal
+logsoftmax = log_softmax
 
 
 def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):  # noqa: N802, N803 - JAX's names
@@ -28,6 +34,64 @@ def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):  # noqa: N802, N803
     return init_fun, apply_fun
 
 
+def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",  # noqa: N802
+                W_init=None, b_init=normal(1e-6)):  # noqa: N803
+    """A convolution layer with explicit layouts, e.g. ('NHWC', 'HWIO', 'NHWC')."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    one = (1,) * len(filter_shape)
+    strides = strides or one
+    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng, input_shape):
+        kernel_shape = _kernel_shape(rhs_spec, out_chan, input_shape[lhs_spec.index("C")], filter_shape)
+        output_shape = lax.conv_general_shape_tuple(input_shape, kernel_shape, strides, padding, dimension_numbers)
+        k1, k2 = random.split(rng)
+        return output_shape, (W_init(k1, kernel_shape), b_init(k2, _bias_shape(out_spec, out_chan)))
+
+    def apply_fun(params, inputs, **kwargs):
+        W, b = params
+        return lax.conv_general_dilated(inputs, W, strides, padding, one, one, dimension_numbers=dimension_numbers) + b
+
+    return init_fun, apply_fun
+
+
+Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
+
+
+def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",  # noqa: N802
+                         W_init=None, b_init=normal(1e-6)):  # noqa: N803
+    """A transposed-convolution layer with explicit layouts (see `lax.conv_transpose`)."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    one = (1,) * len(filter_shape)
+    strides = strides or one
+    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng, input_shape):
+        kernel_shape = _kernel_shape(rhs_spec, out_chan, input_shape[lhs_spec.index("C")], filter_shape)
+        output_shape = lax.conv_transpose_shape_tuple(input_shape, kernel_shape, strides, padding, dimension_numbers)
+        k1, k2 = random.split(rng)
+        return output_shape, (W_init(k1, kernel_shape), b_init(k2, _bias_shape(out_spec, out_chan)))
+
+    def apply_fun(params, inputs, **kwargs):
+        W, b = params
+        return lax.conv_transpose(inputs, W, strides, padding, dimension_numbers=dimension_numbers) + b
+
+    return init_fun, apply_fun
+
+
+Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
+ConvTranspose = functools.partial(GeneralConvTranspose, ("NHWC", "HWIO", "NHWC"))
+
+
+def _kernel_shape(rhs_spec, out_chan, in_chan, filter_shape):
+    spatial = iter(filter_shape)
+    return [out_chan if c == "O" else in_chan if c == "I" else next(spatial) for c in rhs_spec]
+
+
+def _bias_shape(out_spec, out_chan):
+    return [out_chan if c == "C" else 1 for c in out_spec]
+
+
 def elementwise(fun, **fun_kwargs):
     """A parameterless layer applying `fun` to each element."""
 
@@ -41,16 +105,59 @@ def elementwise(fun, **fun_kwargs):
 
 
 Tanh = elementwise(jnp.tanh)
-Relu = elementwise(nn.relu)
+Relu = elementwise(relu)
 Exp = elementwise(jnp.exp)
-LogSoftmax = elementwise(nn.log_softmax, axis=-1)
-Softmax = elementwise(nn.softmax, axis=-1)
-Softplus = elementwise(nn.softplus)
-Sigmoid = elementwise(nn.sigmoid)
-Elu = elementwise(nn.elu)
-LeakyRelu = elementwise(nn.leaky_relu)
-Selu = elementwise(nn.selu)
-Gelu = elementwise(nn.gelu)
+LogSoftmax = elementwise(log_softmax, axis=-1)
+Softmax = elementwise(softmax, axis=-1)
+Softplus = elementwise(softplus)
+Sigmoid = elementwise(sigmoid)
+Elu = elementwise(elu)
+LeakyRelu = elementwise(leaky_relu)
+Selu = elementwise(selu)
+Gelu = elementwise(gelu)
+
+
+def _pooling_layer(reducer, init_val, rescaler=None):
+    def PoolingLayer(window_shape, strides=None, padding="VALID", spec=None):  # noqa: N802
+        """A pooling layer over the spatial dimensions (layout `spec`, default 'NHWC'-like)."""
+        strides = strides or (1,) * len(window_shape)
+        rescale = rescaler(window_shape, strides, padding) if rescaler else None
+        non_spatial_axes = (0, len(window_shape) + 1) if spec is None else (spec.index("N"), spec.index("C"))
+        for i in sorted(non_spatial_axes):
+            window_shape = tuple(window_shape[:i]) + (1,) + tuple(window_shape[i:])
+            strides = tuple(strides[:i]) + (1,) + tuple(strides[i:])
+
+        def init_fun(rng, input_shape):
+            pads = lax.padtype_to_pads(input_shape, window_shape, strides, padding)
+            ones_ = (1,) * len(window_shape)
+            return lax.reduce_window_shape_tuple(input_shape, window_shape, strides, pads, ones_, ones_), ()
+
+        def apply_fun(params, inputs, **kwargs):
+            out = lax.reduce_window(inputs, init_val, reducer, window_shape, strides, padding)
+            return rescale(out, inputs, spec) if rescale else out
+
+        return init_fun, apply_fun
+
+    return PoolingLayer
+
+
+MaxPool = _pooling_layer(lax.max, -jnp.inf)
+SumPool = _pooling_layer(lax.add, 0.0)
+
+
+def _normalize_by_window_size(dims, strides, padding):
+    def rescale(outputs, inputs, spec):
+        non_spatial_axes = (0, inputs.ndim - 1) if spec is None else (spec.index("N"), spec.index("C"))
+        spatial_shape = tuple(inputs.shape[i] for i in range(inputs.ndim) if i not in non_spatial_axes)
+        window_sizes = lax.reduce_window(jnp.ones(spatial_shape, dtype=inputs.dtype), 0.0, lax.add, dims, strides, padding)
+        for i in sorted(non_spatial_axes):
+            window_sizes = jnp.expand_dims(window_sizes, i)
+        return outputs / window_sizes
+
+    return rescale
+
+
+AvgPool = _pooling_layer(lax.add, 0.0, _normalize_by_window_size)
 
 
 def Flatten():  # noqa: N802
@@ -154,7 +261,7 @@ def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=z
     def apply_fun(params, x, **kwargs):
         beta, gamma = params
         ed = tuple(None if i in axis else slice(None) for i in range(jnp.ndim(x)))
-        z = nn.standardize(x, axis, epsilon=epsilon)
+        z = standardize(x, axis, epsilon=epsilon)
         if center and scale:
             return gamma[ed] * z + beta[ed]
         if center:
@@ -219,7 +326,10 @@ def shape_dependent(make_layer):
 
 
 __all__ = [
-    "BatchNorm", "Dense", "Dropout", "Elu", "Exp", "FanInConcat", "FanInSum", "FanOut", "Flatten",
-    "Gelu", "Identity", "LeakyRelu", "LogSoftmax", "Relu", "Selu", "Sigmoid", "Softmax", "Softplus",
-    "Tanh", "elementwise", "parallel", "serial", "shape_dependent",
+    "AvgPool", "BatchNorm", "Conv", "Conv1DTranspose", "ConvTranspose", "Dense", "Dropout", "Elu", "Exp",
+    "FanInConcat", "FanInSum", "FanOut", "Flatten", "Gelu", "GeneralConv", "GeneralConvTranspose",
+    "Identity", "LeakyRelu", "LogSoftmax", "MaxPool", "Relu", "Selu", "Sigmoid", "Softmax", "Softplus",
+    "SumPool", "Tanh", "elementwise", "parallel", "serial", "shape_dependent",
+    "elu", "gelu", "glorot", "glorot_normal", "leaky_relu", "log_softmax", "logsoftmax", "normal", "ones",
+    "randn", "relu", "selu", "sigmoid", "softmax", "softplus", "standardize", "zeros",
 ]

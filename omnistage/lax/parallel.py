@@ -13,7 +13,18 @@ Primitive forms (params are literals so programs print as Python):
     y = all_gather(x, axis_name=('i',), axis=0, tiled=False)
     i = axis_index(axis_name='i')          # int32 scalar: this example's position
 
-Imports core only.
+Multi-process `pmap` binds its axis name marked with the number of processes it spans
+(`spanning`): each process holds `size` examples of a global axis of `size * processes`, so
+`axis_size` (and all_gather's shape) is the global size, and the batching pass adds one
+cross-process step after its local reduction, with the primitives below. They are the only
+collectives that reach code generation (one MPI call inside the compiled kernel):
+
+    y = process_allreduce(x, op='sum')       # also 'max', 'min', 'or', 'and': over every process
+    y = process_allgather(x, processes=2)    # every process's x, concatenated along axis 0
+    p = process_index()                      # int32 scalar: this process's index
+
+Their NumPy implementations (the interpreter's) call the `ProcessGroup` that
+`distributed.initialize()` puts in `core.devices`' layout. Imports core only.
 """
 import contextlib
 
@@ -50,11 +61,35 @@ def bound_axis_names():
 
 
 def axis_size(name):
-    """The size of the innermost binding of axis `name` (NameError when unbound)."""
+    """The size of the innermost binding of axis `name` (NameError when unbound): the global
+    size, every process's examples, for an axis that spans processes."""
     for n, size in reversed(_axis_env):
         if n == name:
-            return size
+            return size * processes_spanned(n)
     raise _unbound(name)
+
+
+class _SpanningStr(str):
+    processes = 1
+
+
+class _SpanningInt(int):
+    processes = 1
+
+
+def spanning(name, processes):
+    """Axis name `name` marked as spanning `processes` processes (multi-process pmap binds its
+    axis with it); it equals, and hashes as, the user's name."""
+    if processes == 1 or name is None:
+        return name
+    marked = (_SpanningStr if isinstance(name, str) else _SpanningInt)(name)
+    marked.processes = int(processes)
+    return marked
+
+
+def processes_spanned(name):
+    """How many processes the examples of axis `name` are spread over (1: this one only)."""
+    return getattr(name, "processes", 1)
 
 
 def _unbound(name):
@@ -134,6 +169,45 @@ def _axis_index_abstract(*, axis_name):
 axis_index_p = Primitive("axis_index", _axis_index_abstract, _unbound_impl)
 
 COLLECTIVES = ("psum", "pmax", "pmin", "all_gather", "axis_index")
+
+
+# --- across processes ------------------------------------------------------------------------
+
+
+def process_group():
+    """The collectives across this job's processes (the interpreter's), set up by
+    distributed.initialize()."""
+    from ..core import devices
+
+    group = devices.process_layout().group
+    if group is None:
+        raise RuntimeError(
+            "this program was staged for a multi-process pmap, but this process is not part of "
+            "a multi-process job: call omnistage.distributed.initialize() first")
+    return group
+
+
+PROCESS_OPS = ("sum", "max", "min", "or", "and")
+
+
+def _process_allreduce_abstract(x, *, op):
+    if op not in PROCESS_OPS:
+        raise ValueError(f"process_allreduce: op must be one of {PROCESS_OPS}, got {op!r}")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _process_allgather_abstract(x, *, processes):
+    if x.ndim == 0:
+        raise ValueError("process_allgather needs an operand of rank >= 1 (it concatenates along axis 0)")
+    return ShapedArray((processes * x.shape[0],) + x.shape[1:], x.dtype, x.weak_type)
+
+
+process_allreduce_p = Primitive(
+    "process_allreduce", _process_allreduce_abstract, lambda x, *, op: process_group().allreduce(x, op))
+process_allgather_p = Primitive(
+    "process_allgather", _process_allgather_abstract, lambda x, *, processes: process_group().allgather(x))
+process_index_p = Primitive(
+    "process_index", lambda: ShapedArray((), np.dtype("int32")), lambda: np.int32(process_group().index))
 
 
 # --- user functions --------------------------------------------------------------------------
