@@ -5,6 +5,7 @@ NumPy interpreter for now; the Numba code generator plugs in behind `Compiled`).
 """
 import functools
 import inspect
+import threading
 import weakref
 
 import numpy as np
@@ -262,6 +263,54 @@ def _cache_for(fun):
         return _STRONG_CACHES.setdefault(owner, {})
 
 
+# First compiles in progress: (id(cache), key) -> _Flight. A key missing from its cache is
+# traced and compiled by one thread; others calling with the same key meanwhile wait for it.
+# Only misses touch this (under the lock); a cached call is one plain dict lookup.
+_FLIGHTS = {}
+_FLIGHTS_LOCK = threading.RLock()  # re-entrant: hashing a user's static value may call jit
+
+
+class _Flight:
+    """One key's first compile in progress: the thread compiling it, and an event set when done."""
+
+    __slots__ = ("owner", "done")
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.done = threading.Event()
+
+
+def _compile_once(cache, key, build):
+    """`cache[key]`, made by `build()` in one thread when missing (single flight).
+
+    Threads that miss while another compiles the key wait, then use its entry. If that compile
+    raised, each waiter compiles for itself in turn, so every thread gets the error (or result)
+    of its own call. A thread already compiling `key` further up its own stack builds again
+    instead of waiting for itself."""
+    token = (id(cache), key)
+    me = threading.get_ident()
+    while True:
+        with _FLIGHTS_LOCK:
+            entry = cache.get(key)
+            if entry is not None:
+                return entry
+            flight = _FLIGHTS.get(token)
+            if flight is None:
+                flight = _FLIGHTS[token] = _Flight(me)
+                break
+        if flight.owner == me:
+            return build()
+        flight.done.wait()
+    try:
+        entry = build()
+        cache[key] = entry
+        return entry
+    finally:
+        with _FLIGHTS_LOCK:
+            del _FLIGHTS[token]
+        flight.done.set()
+
+
 class JitFunction:
     """The result of `jit(fun)`: traces once per cache key, then runs the executable."""
 
@@ -363,7 +412,8 @@ class JitFunction:
             return None
 
     def __call__(self, *args, **kwargs):
-        fast = None if kwargs else self._fast_key(args)
+        # a thread-local config override (disable_jit) anywhere: keys must see this thread's
+        fast = None if kwargs or config.overrides_open else self._fast_key(args)
         if fast is not None:
             try:
                 entry = self._cache.get(fast)
@@ -380,24 +430,29 @@ class JitFunction:
             # Inside another trace: inline (the outer trace stages our body).
             return self._call_target()(*args, **kwargs)
         avals = tuple(leaf_aval(x) for x in leaves)
-        key = (self._options, config.epoch, static, in_tree, avals)
+        key = self._key(static, in_tree, avals)
         backend = self._backend
         if backend is None and _on_gpu(leaves):
             # computation follows its inputs' device, also for a function compiled for the CPU first
             key, backend = key + ("gpu",), "cuda"
         entry = self._cache.get(key)
         if entry is None:
-            program, out_tree = self._trace(static, dyn_args, dyn_kwargs, avals, in_tree)
-            entry = self._executable(key, program, out_tree, backend)
+            def build():
+                program, out_tree = self._trace(static, dyn_args, dyn_kwargs, avals, in_tree)
+                return Compiled(program, out_tree, backend or self._backend)
+
+            entry = _compile_once(self._cache, key, build)
         if fast is not None:
             self._cache[fast] = entry  # also when lower().compile() made the entry
         return entry.call_tree([leaf_value(x, a) for x, a in zip(leaves, avals)])
 
+    def _key(self, static, in_tree, avals):
+        return (self._options, config.epoch, config.local_overrides(), static, in_tree, avals)
+
     def _executable(self, key, program, out_tree, backend=None):
         entry = self._cache.get(key)
         if entry is None:
-            entry = Compiled(program, out_tree, backend or self._backend)
-            self._cache[key] = entry
+            entry = _compile_once(self._cache, key, lambda: Compiled(program, out_tree, backend or self._backend))
         return entry
 
     def _trace(self, static, dyn_args, dyn_kwargs, avals, in_tree, transform="jit"):
@@ -427,7 +482,7 @@ class JitFunction:
         static, dyn_args, dyn_kwargs = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         avals = tuple(leaf_aval(x) for x in leaves)
-        key = (self._options, config.epoch, static, in_tree, avals)
+        key = self._key(static, in_tree, avals)
         program, out_tree = self._trace(static, dyn_args, dyn_kwargs, avals, in_tree)
         return Lowered(program, out_tree, self, key)
 

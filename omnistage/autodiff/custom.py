@@ -24,11 +24,17 @@ from ..core import dtypes
 from ..core import primitive as core_primitive
 from ..core import tree_util
 from ..core.array import aval_of
+from ..core.thread_local import ThreadLocalStack
 from ..lax import control_flow as CF
 from ..lax._rules import to_operand
 from ..staging import replay
 from . import zeros as Z
 from .rules import FWD, JVP_JOINT, VJP
+
+# The custom functions whose rule this thread is staging, innermost last: a rule's own
+# call of its function (`ans = f(x)`) is a plain call. Per thread: another thread calling the
+# same function at that moment must still get its custom rule.
+_STAGING_RULE_OF = ThreadLocalStack()
 
 
 def _fun_abstract(*args, **bodies):
@@ -112,7 +118,6 @@ class custom_jvp:  # noqa: N801 - JAX's name
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
-        self._staging_rule = 0
 
     def defjvp(self, jvp, symbolic_zeros=False):
         self.jvp = jvp
@@ -139,7 +144,7 @@ class custom_jvp:  # noqa: N801 - JAX's name
                 f"No JVP defined for custom_jvp function {self.__name__} using defjvp."
             )
         args = _resolve_args(self.fun, args, kwargs)
-        if self._staging_rule:
+        if self in _STAGING_RULE_OF:
             # the rule calls the function for its primal value (`ans = f(x)`): plain call,
             # else staging the rule would stage the rule again, forever
             return self.fun(*args)
@@ -149,11 +154,11 @@ class custom_jvp:  # noqa: N801 - JAX's name
 
 
         def jvp_flat(*xs):
-            self._staging_rule += 1
+            _STAGING_RULE_OF.append(self)
             try:
                 return jvp_body(*xs)
             finally:
-                self._staging_rule -= 1
+                _STAGING_RULE_OF.pop()
 
         def jvp_body(*xs):
             primals = tree_util.tree_unflatten(in_tree, list(xs[: len(avals)]))
@@ -288,7 +293,6 @@ class custom_vjp:  # noqa: N801 - JAX's name
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
-        self._staging_rule = 0
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         self.fwd, self.bwd = fwd, bwd
@@ -297,7 +301,7 @@ class custom_vjp:  # noqa: N801 - JAX's name
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
         args = _resolve_args(self.fun, args, kwargs)
-        if self._staging_rule:  # fwd computing `f(x)` for its primal value (see custom_jvp)
+        if self in _STAGING_RULE_OF:  # fwd computing `f(x)` for its primal value (see custom_jvp)
             return self.fun(*args)
         c = _Call(self, args)
         static, dyn, leaves, avals, diff, box = c.static, c.dyn, c.leaves, c.avals, c.diff, c.box
@@ -374,11 +378,11 @@ def _guarded(owner, fn):
 
     @functools.wraps(fn)
     def run(*xs):
-        owner._staging_rule += 1
+        _STAGING_RULE_OF.append(owner)
         try:
             return fn(*xs)
         finally:
-            owner._staging_rule -= 1
+            _STAGING_RULE_OF.pop()
 
     return run
 

@@ -12,6 +12,7 @@ import numpy as np
 from . import errors
 from .aval import ShapedArray
 from .source_info import describe_here
+from .thread_local import ThreadLocalStack
 
 registry = {}
 
@@ -56,30 +57,41 @@ class Primitive:
         return self.name
 
 
-# The trace stack. Each entry implements `process_primitive(prim, args, params)`.
-_trace_stack = []
+# The trace stack, one per thread: a trace stages only what its own thread binds, so an
+# eager call in another thread runs eagerly. Each entry implements
+# `process_primitive(prim, args, params)`.
+_trace_stack = ThreadLocalStack()
 
 
 def current_trace():
-    return _trace_stack[-1] if _trace_stack else None
+    stack = _trace_stack.items
+    return stack[-1] if stack else None
 
 
 def trace_stack():
-    return tuple(_trace_stack)
+    return tuple(_trace_stack.items)
+
+
+def trace_is_active(trace):
+    """Whether `trace` is on this thread's trace stack (a tracer of any other trace, e.g. one
+    another thread is running, has escaped it as far as this thread is concerned)."""
+    return any(t is trace for t in _trace_stack.items)
 
 
 @contextlib.contextmanager
 def new_trace(trace):
-    _trace_stack.append(trace)
+    stack = _trace_stack.items
+    stack.append(trace)
     try:
         yield trace
     finally:
-        popped = _trace_stack.pop()
+        popped = stack.pop()
         assert popped is trace, "trace stack corrupted"
 
 
 def bind(prim, args, params):
-    trace = _trace_stack[-1] if _trace_stack else None
+    stack = _trace_stack.items
+    trace = stack[-1] if stack else None
     if trace is None:
         return eager_apply(prim, args, params)
     return trace.process_primitive(prim, args, params)

@@ -8,6 +8,8 @@ import linecache
 import os
 import sys
 
+from .thread_local import ThreadLocalStack
+
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
@@ -71,7 +73,8 @@ class DerivedLoc(SourceLoc):
 
 # While a pass replays a statement, the statements it stages take that statement's
 # location (not the pass's caller's), so derived programs point at the user's lines.
-_override = []
+# Per thread: a pass in one thread must not relocate another thread's statements.
+_override = ThreadLocalStack()
 
 
 @contextlib.contextmanager

@@ -132,9 +132,13 @@ class Tracer(LeadingAxisSequence):
             made = ""
         fn = getattr(self._trace, "describe_function", lambda: "a function")()
         here = describe_here("It was used here:")
+        if getattr(self._trace, "finished", True):
+            when = "after the trace ended"
+        else:  # a trace is its thread's own: other threads compute eagerly or trace for themselves
+            when = "by another thread while that trace was running (each thread traces for itself)"
         msg = (
             f"Encountered an unexpected tracer: {self!r}. A value traced while staging {fn} "
             f"escaped that trace (stored in a global, a container or a closure) and was used "
-            f"after the trace ended.{made}"
+            f"{when}.{made}"
         )
         return errors.UnexpectedTracerError(msg + ("\n" + here if here else ""))

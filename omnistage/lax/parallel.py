@@ -34,13 +34,15 @@ from ..core import dtypes
 from ..core import tree_util
 from ..core.aval import ShapedArray
 from ..core.primitive import Primitive
+from ..core.thread_local import ThreadLocalStack
 from . import elementwise as E
 from ._rules import operands
 
 # --- the axis environment --------------------------------------------------------------------
 
-# (name, size) of every named axis bound by an enclosing transformation, innermost last.
-_axis_env = []
+# (name, size) of every named axis bound by an enclosing transformation, innermost last;
+# per thread, as the trace that binds it.
+_axis_env = ThreadLocalStack()
 
 
 @contextlib.contextmanager

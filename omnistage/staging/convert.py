@@ -50,6 +50,7 @@ import types
 import warnings
 import weakref
 
+from ..core.thread_local import ThreadLocalStack
 from .control_flow_runtime import Runtime
 
 RUNTIME_NAME = "_omni"
@@ -665,7 +666,7 @@ def _located(nodes, where):
     return nodes
 
 
-_CURRENT_FILE = []  # the file being converted (for the column span of generated nodes)
+_CURRENT_FILE = ThreadLocalStack()  # the file this thread is converting (column spans of generated nodes)
 
 
 class _ScopeConverter:

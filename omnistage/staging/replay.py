@@ -20,10 +20,11 @@ import copy
 
 from ..core import primitive as core_primitive
 from ..core.source_info import located
+from ..core.thread_local import ThreadLocalStack
 from . import literals
 from .program import Program, eqn, is_eqn, map_body_params
 
-_quiet = []  # non-empty inside `without_effects()`
+_quiet = ThreadLocalStack()  # non-empty inside `without_effects()` (of this thread)
 
 
 @contextlib.contextmanager

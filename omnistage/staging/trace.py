@@ -95,8 +95,8 @@ class StagingTrace:
         if isinstance(x, StagingTracer):
             if x._trace is self:
                 return name_atom(x._name)
-            if x._trace.finished:
-                raise x._escaped_error()
+            if x._trace.finished or not core_primitive.trace_is_active(x._trace):
+                raise x._escaped_error()  # also a tracer of another thread's trace
             return name_atom(self._capture(x))
         if isinstance(x, Tracer):
             raise TypeError(f"cannot stage a foreign tracer {x!r}")
