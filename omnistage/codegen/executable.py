@@ -35,6 +35,7 @@ class NumbaProgram:
     the parallel compile. `serial_first=False` starts on the parallel build."""
 
     backend = "numba_cpu"
+    after_first_call = None  # what an instance's hook reads as once its hook has run
 
     def __init__(self, program, serial_first=True):
         from .emit_cpu import emit_module
@@ -95,11 +96,14 @@ class NumbaProgram:
             return self._fallback(*[np.asarray(a) for a in given])
         if self._any_narrow_out:
             out = tuple(o if n is None else _narrowed(o, n) for o, n in zip(out, self._narrow_out))
-        if self._tier is not None:
-            self._tier.add(time.perf_counter() - start)
+        tier = self._tier  # read once: another thread may tier up (set it to None) meanwhile
+        if tier is not None:
+            tier.add(time.perf_counter() - start)
         if self.after_first_call is not None:
-            hook, self.after_first_call = self.after_first_call, None
-            hook()
+            # one atomic pop: of threads finishing their first calls together, one runs the hook
+            hook = self.__dict__.pop("after_first_call", None)
+            if hook is not None:
+                hook()
         return out
 
     def as_text(self):
