@@ -74,9 +74,10 @@ class NumbaProgram:
             args = list(args)
             for i in self._widen_in:
                 args[i] = np.float32(args[i]) if self._scalar_in[i] else _widened(args[i])
-        if self._tier is not None and self._tier.due:
+        tier = self._tier  # read once: another thread may tier up (set it to None) meanwhile
+        if tier is not None and tier.due:
             self._fn, self._tier = self._parallel_fn, None
-        start = time.perf_counter() if self._tier is not None else 0.0
+        start = time.perf_counter() if tier is not None else 0.0
         try:
             out = self._fn(*args, *self._consts)
         except Exception as e:  # noqa: BLE001 - only Numba's compile errors are handled
@@ -96,8 +97,7 @@ class NumbaProgram:
             return self._fallback(*[np.asarray(a) for a in given])
         if self._any_narrow_out:
             out = tuple(o if n is None else _narrowed(o, n) for o, n in zip(out, self._narrow_out))
-        tier = self._tier  # read once: another thread may tier up (set it to None) meanwhile
-        if tier is not None:
+        if tier is not None:  # after a tier-up this TierUp is detached: adding to it is harmless
             tier.add(time.perf_counter() - start)
         if self.after_first_call is not None:
             # one atomic pop: of threads finishing their first calls together, one runs the hook
