@@ -1,8 +1,10 @@
 """The guided tour: `python -m omnistage`.
 
 Stages a few functions, prints the staged Python source omnistage generates, runs them,
-shows the errors JAX users know, and times a jitted function against NumPy.
+converts Python control flow on traced values (and shows the error JAX users know when
+that is turned off), and times a jitted function against NumPy.
 """
+import inspect
 import statistics
 import sys
 import time
@@ -49,6 +51,27 @@ def log2(x):
     return ln_x / ln_2
 
 
+def count_up(x, n):
+    i = 0
+    while i < n:
+        i += 1
+    return x + i
+
+
+_PRANGE_NOTE = """\
+`numba.prange` splits that loop over Numba's threads. A process starts on the same kernel
+without prange (the serial build, half the compile time) and moves to this one once its calls
+have taken {tier_up_s} s in total, so a function called a few times never pays for the parallel
+compile (OMNISTAGE_PARALLEL=0: serial always). The text shown is the same in every run.
+"""
+
+
+def _tier_up_s():
+    from omnistage.codegen import parallel
+
+    return parallel.TIER_UP_S
+
+
 def main(argv=None):
     import omnistage
     import omnistage.numpy as jnp
@@ -68,7 +91,10 @@ def main(argv=None):
     lowered = selu_jit.lower(x)
     print(lowered.as_text())
     print("...which compiles to this Numba kernel (one fused pass over memory):\n")
-    print(lowered.compile().as_text())
+    kernel = lowered.compile().as_text()
+    print(kernel)
+    if "prange" in kernel:
+        print(_PRANGE_NOTE.format(tier_up_s=_tier_up_s()))
     y = selu_jit(x)
     print(f"selu(x)[:4] = {y[:4]}   dtype={y.dtype}   shape={y.shape}")
     print(f"matches NumPy (float32 tolerance): {np.allclose(np.asarray(y), selu_numpy(np.asarray(x)), rtol=1e-5, atol=1e-6)}")
@@ -96,29 +122,31 @@ def main(argv=None):
     width = max(len(r[0]) for r in rows)
     for name, ms in rows:
         print(f"  {name:<{width}}  {ms:9.4f}")
-    print("  (benchmarks/cpu.py compares against hand-written Numba and JAX as well)")
+    print("  (these few calls run the serial build, see 2; benchmarks/cpu.py compares against")
+    print("  hand-written Numba and JAX as well)")
 
-    _banner("4. errors point at your line")
-
-    def g(x, n):
-        i = 0
-        while i < n:
-            i += 1
-        return x + i
-
+    _banner("4. Python control flow on traced values, and errors that point at your line")
+    print("jit converts Python `if`/`while`/`for` whose condition is traced into staged control")
+    print("flow (here a while_loop), so count_up runs as written, with n traced:\n")
+    print(inspect.getsource(count_up))
+    print(omnistage.make_jaxpr(count_up)(10, 20))
+    print(f"jit(count_up)(10, 20) = {omnistage.jit(count_up)(10, 20)}")
+    print("\njit(count_up, python_control_flow=False) traces as JAX's jit does: a traced value in a Python")
+    print("condition is an error, and it points at your line:\n")
     try:
-        omnistage.jit(g, python_control_flow=False)(10, 20)
+        omnistage.jit(count_up, python_control_flow=False)(10, 20)
     except omnistage.errors.TracerBoolConversionError as e:
         print(f"{type(e).__name__}: {e}")
-    print("\nmark the argument static and it works:")
-    print(f"jit(g, static_argnames='n')(10, 20) = {omnistage.jit(g, static_argnames='n')(10, 20)}")
+    print("\nmark the argument static and it works in both modes (the loop runs in Python at trace time):")
+    g_static = omnistage.jit(count_up, static_argnames="n", python_control_flow=False)
+    print(f"jit(count_up, static_argnames='n', python_control_flow=False)(10, 20) = {g_static(10, 20)}")
 
     _banner("5. derivatives are programs too")
     print("grad(log2) is staged like any function: each adjoint statement names the line it")
     print("differentiates, and the whole thing is still runnable Python:\n")
     print(omnistage.make_jaxpr(omnistage.grad(log2))(8.0))
     d3 = omnistage.grad(omnistage.grad(omnistage.grad(lambda x: x**4)))
-    print(f"grad(grad(grad(x**4)))(1.0) = {d3(1.0)}   jit(grad(log2))(8.0) = {omnistage.jit(omnistage.grad(log2))(8.0)}")
+    print(f"grad(grad(grad(x**4)))(1.0) = {d3(1.0)!s}   jit(grad(log2))(8.0) = {omnistage.jit(omnistage.grad(log2))(8.0)!s}")
     return 0
 
 

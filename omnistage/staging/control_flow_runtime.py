@@ -21,10 +21,12 @@ import numpy as np
 from ..core import dtypes, errors, tree_util
 from ..core.array import Array, aval_of
 from ..core.aval import ShapedArray
+from ..core.primitive import current_trace
 from ..core.tracer import Tracer
 from ..lax import control_flow as lcf
 from ..lax import elementwise as lew
 from ..lax._rules import to_operand
+from .trace import StagingTrace
 
 
 class UndefinedVariableError(UnboundLocalError):
@@ -174,8 +176,14 @@ class Runtime:
     def while_stmt(self, test_fn, body_fn, state, names, line):
         values = _initial_values(state, names)
         while True:
+            trace = current_trace()
+            mark = len(trace.stmts) if isinstance(trace, StagingTrace) else None
             test = test_fn(*values)
             if is_traced(test):
+                if mark is not None:
+                    # the loop stages its test again in its own body: this probe's statements
+                    # would be dead code in the printed program
+                    del trace.stmts[mark:]
                 return _StagedLoop(self, names, line, "`while` loop").run_while(test_fn, body_fn, values)
             if not test:
                 return values

@@ -60,6 +60,8 @@ _TEMPLATES = weakref.WeakKeyDictionary()  # code object -> _Template, or why it 
 _REWRITTEN_CODE = weakref.WeakSet()  # code objects the rewrite compiled (nested ones included)
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Files of the package that are written as user code: the guided tour's examples.
+_USER_CODE_IN_PKG = (_PKG_DIR + "__main__.py",)
 _LIB_DIRS = tuple(
     os.path.abspath(p) + os.sep
     for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
@@ -140,7 +142,7 @@ def _unconvertible(fun):
     if module.split(".")[0] in _SKIP_MODULES:
         return f"functions of {module} are not converted"
     filename = os.path.abspath(code.co_filename)
-    if filename.startswith(_PKG_DIR):
+    if filename.startswith(_PKG_DIR) and filename not in _USER_CODE_IN_PKG:
         return "omnistage's own functions are not converted"
     if filename.startswith(_LIB_DIRS):
         return "functions of the standard library and installed packages are not converted"

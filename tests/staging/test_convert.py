@@ -94,6 +94,11 @@ def test_while_with_traced_bound(n):
     assert "while_loop" in prims(count_to, n)
 
 
+def test_traced_while_stages_its_test_only_inside_the_loop():
+    # the first evaluation of the test (which finds it traced) leaves no dead statement
+    assert prims(count_to, 5) == ["while_loop"]
+
+
 @pytest.mark.parametrize("x", [3.0, 0.5])
 def test_return_inside_traced_if(x):
     assert float(jit(double_above)(np.float32(x), 1.0)) == double_above(x, 1.0)
