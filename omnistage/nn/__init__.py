@@ -26,7 +26,19 @@ def _relu_jvp(primals, tangents):
 
 
 def relu6(x):
+    """min(max(x, 0), 6), with derivative 0 at both kinks (JAX's choice, not max/min's 1/2)."""
+    return _relu6(x)
+
+
+@custom_jvp
+def _relu6(x):
     return jnp.minimum(jnp.maximum(x, 0), 6.0)
+
+
+@_relu6.defjvp
+def _relu6_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _relu6(x), jnp.where((x > 0) & (x < 6), t, jnp.zeros_like(t))
 
 
 def sigmoid(x):
@@ -81,7 +93,9 @@ def gelu(x, approximate=True):
 
 
 def hard_tanh(x):
-    return jnp.clip(x, -1, 1)
+    """x clipped to [-1, 1]; derivative 1 at +-1 (JAX's `where` form, not clip's 1/2)."""
+    x = jnp.asarray(x)
+    return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):

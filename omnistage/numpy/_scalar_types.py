@@ -9,7 +9,7 @@ class _ScalarMeta(type):
     def __eq__(cls, other):
         try:
             return np.dtype(cls.dtype) == np.dtype(other)
-        except TypeError:
+        except (TypeError, ValueError):  # np.dtype raises ValueError for some malformed specs (dicts)
             return NotImplemented
 
     def __ne__(cls, other):

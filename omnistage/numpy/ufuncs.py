@@ -120,13 +120,18 @@ def reciprocal(x, /):
 
 
 def _float_divmod(x1, x2):
-    """Floor quotient and remainder with the divisor's sign for floating operands (JAX's)."""
+    """Floor quotient and remainder with the divisor's sign for floating operands (JAX's).
+
+    Dividing by +-0 divides x1 itself (not the NaN x1 - rem(x1, 0)), so x // +-0 is +-inf as
+    in NumPy; the quotient is rounded half to even, which keeps the -0 of +0 // negative
+    (it is within rounding of an integer, so the two roundings agree elsewhere)."""
     mod = lax.rem(x1, x2)
-    quotient = lax.div(lax.sub(x1, mod), x2)
+    zero = _const(x2, 0)
+    quotient = lax.div(lax.select(lax.eq(x2, zero), x1, lax.sub(x1, mod)), x2)
     fix = lax.bitwise_and(lax.ne(mod, _const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
     mod = lax.select(fix, lax.add(mod, x2), mod)
     quotient = lax.select(fix, lax.sub(quotient, _const(quotient, 1)), quotient)
-    return lax.round(quotient), mod
+    return lax.round(quotient, lax.RoundingMethod.TO_NEAREST_EVEN), mod
 
 
 def _complex_floor_divide(x1, x2):
@@ -331,7 +336,33 @@ def modf(x, /, out=None):
 
 exp = _unary("exp", lax.exp, promote_args_inexact)
 exp2 = _unary("exp2", lax.exp2, promote_args_inexact)
-expm1 = _unary("expm1", lax.expm1, promote_args_inexact)
+def _complex_expm1(z):
+    """exp(z) - 1 of complex z, accurate near 0 (re = expm1(x) cos(y) - 2 sin(y/2)**2), with the
+    Array API standard's special values: (+-0, +0) -> +0 + 0j, (x, +-0) keeps the zero
+    imaginary part (inf + 0j, nan + 0j), (-inf, y) -> -1 + 0j, (+inf, inf or nan) -> inf + nan j."""
+    x, y = lax.real(z), lax.imag(z)
+    zero, one, two, half = (_const(x, v) for v in (0, 1, 2, 0.5))
+    inf = _const(x, np.inf)
+    s = lax.sin(lax.mul(y, half))
+    re = lax.sub(lax.mul(lax.expm1(x), lax.cos(y)), lax.mul(two, lax.mul(s, s)))
+    im = lax.mul(lax.exp(x), lax.sin(y))
+    y_zero = lax.eq(y, zero)
+    re = lax.select(lax.bitwise_and(y_zero, lax.eq(x, zero)), lax.abs(x), re)
+    im = lax.select(y_zero, y, im)
+    minus_inf = lax.eq(x, lax.neg(inf))
+    re = lax.select(minus_inf, lax.neg(one), re)
+    im = lax.select(lax.bitwise_and(minus_inf, lax.bitwise_not(y_zero)), lax.mul(zero, lax.sin(y)), im)
+    im = lax.select(lax.bitwise_and(minus_inf, lax.bitwise_not(lax.is_finite(y))), zero, im)
+    plus_inf = lax.bitwise_and(lax.eq(x, inf), lax.bitwise_not(lax.is_finite(y)))
+    re = lax.select(plus_inf, inf, re)
+    im = lax.select(lax.bitwise_and(plus_inf, lax.bitwise_not(y_zero)), _const(x, np.nan), im)
+    return lax.complex(re, im)
+
+
+def expm1(x, /):
+    """Elementwise `numpy.expm1` with JAX's type promotion (complex: see _complex_expm1)."""
+    (a,) = promote_args_inexact("expm1", x)
+    return _complex_expm1(a) if dtypes.is_complex(a.dtype) else lax.expm1(a)
 log = _unary("log", lax.log, promote_args_inexact)
 log1p = _unary("log1p", lax.log1p, promote_args_inexact)
 sqrt = _unary("sqrt", lax.sqrt, promote_args_inexact)
