@@ -7,6 +7,7 @@ the single-thread result and no thread may get a tracer back. Deterministic inte
 per-thread state: the trace stack, `disable_jit`, custom derivative rules, and the
 single-flight first compile.
 """
+import functools
 import sys
 import threading
 import time
@@ -194,6 +195,19 @@ def test_nested_jit_traced_in_some_threads_and_called_in_others(compiles):
         del compiles[:]
         assert_all_match(race(calls), want)
         assert len(compiles) == 2  # one key of inner, one of outer
+
+
+def test_recursive_jitted_function_from_many_threads(compiles):
+    @functools.partial(omnistage.jit, static_argnums=1, backend="interpreter")
+    def power(x, n):
+        if n == 0:
+            return jnp.ones_like(x)
+        return x * power(x, n - 1)
+
+    depths = [i % 4 + 2 for i in range(N_THREADS)]
+    results = race([lambda n=n: power(X, n) for n in depths])
+    assert_all_match(results, [X.astype(np.float64) ** n for n in depths])
+    assert len(compiles) == len(set(depths))  # one compile per static depth
 
 
 # --- single flight: failures and re-entrancy --------------------------------------------------
