@@ -207,6 +207,8 @@ class ModuleEmitter:
         ]
         if any("_kn." in f for f in self.functions + [entry]):
             head.append("from omnistage.codegen import kernels as _kn")
+        if any("_mpi." in f for f in self.functions + [entry]):
+            head.append(mpi_lowering.MODULE_IMPORT)  # multi-process collectives
         if self.vmath_used:
             head.append(f"from omnistage.codegen.vmath import {', '.join(sorted(self.vmath_used))}")
         blocks = ["\n".join(head)] + self.functions + [entry]
@@ -960,3 +962,4 @@ def emit_module(program, vmath_lookup=lambda name, dtype: None, threads=True):
     `threads=False` emits no parallel loops (the serial build of a parallel program)."""
     return ModuleEmitter(program, vmath_lookup, threads).emit(), program.name
 from . import opaque_rules  # noqa: F401
+from . import mpi_lowering  # noqa: E402 - registers the cross-process collectives' rules

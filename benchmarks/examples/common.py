@@ -1,0 +1,118 @@
+"""What every example port shares: the one backend switch, synthetic MNIST-shaped data, and the
+timing records the runner reads.
+
+An example is a script, run as `python -m benchmarks.examples.<name> --backend jax|omnistage`.
+It imports this module first: the command line is read here, at import, so the script can pick
+its imports (`import jax` or `import omnistage as jax`, under the same names) before any of its
+module-level definitions, just as the original reads `jax`. Thread settings are environment
+variables that NumPy, Numba and JAX read when they load, so they are applied here too, before
+those imports (benchmarks/bench_env.py says why one thread each by default).
+
+Each timed program prints one line `EXAMPLE_RESULT {json}` (first call, every steady call);
+an example that cannot run on a backend prints `EXAMPLE_SKIP {json}` with the reason, and a
+stand-in or a part left out is said by `EXAMPLE_NOTE {json}`.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import bench_env  # noqa: E402
+
+SIZES = ("full", "small", "tiny")
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--backend", choices=("jax", "omnistage"), default="omnistage")
+    parser.add_argument("--threads", choices=("1", "default"), default="1")
+    parser.add_argument(
+        "--size", choices=SIZES, default="full",
+        help="full: the original's shapes and data counts; small: the original's shapes, "
+             "a tenth of the data per epoch; tiny: small shapes, for smoke tests")
+    parser.add_argument("--repeats", type=int, default=0, help="steady calls per program (0: the example's own)")
+    return parser.parse_known_args(argv)[0]
+
+
+ARGS = _parse(sys.argv[1:])
+BACKEND, SIZE = ARGS.backend, ARGS.size
+bench_env.apply(single_thread=ARGS.threads == "1")
+
+import numpy as np  # noqa: E402 - after the thread settings
+
+
+def pick(full, small=None, tiny=None):
+    """The value for this run's --size (small defaults to full, tiny to small)."""
+    small = full if small is None else small
+    return {"full": full, "small": small, "tiny": small if tiny is None else tiny}[SIZE]
+
+
+def repeats(default):
+    return ARGS.repeats or (2 if SIZE == "tiny" else default)
+
+
+def mnist(n_train=60000, n_test=10000, seed=0):
+    """Synthetic stand-in for `datasets.mnist()`: float32 pixels in [0, 1) of shape (n, 784)
+    and one-hot float32 labels of shape (n, 10), no download."""
+    rng = np.random.RandomState(seed)
+    def images(n):
+        return rng.random_sample((n, 28 * 28)).astype(np.float32)
+    def labels(n):
+        return np.eye(10, dtype=np.float32)[rng.randint(0, 10, n)]
+    return images(n_train), labels(n_train), images(n_test), labels(n_test)
+
+
+def skip(example, reason):
+    """Say why this example cannot run on this backend, and end the process successfully."""
+    print("EXAMPLE_SKIP " + json.dumps({"example": example, "backend": BACKEND, "reason": reason}), flush=True)
+    sys.exit(0)
+
+
+def note(example, text):
+    """A remark the runner prints under the table (a stand-in used, a part left out)."""
+    print("EXAMPLE_NOTE " + json.dumps({"example": example, "backend": BACKEND, "note": text}), flush=True)
+
+
+def missing_names(module, names):
+    """The subset of `names` that `module` lacks (dotted names are looked up attribute by attribute)."""
+    out = []
+    for name in names:
+        obj = module
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+        if obj is None:
+            out.append(f"{getattr(module, '__name__', module)}.{name}")
+    return out
+
+
+def block(tree):
+    """Wait for every array in `tree` (JAX dispatches asynchronously; omnistage returns done)."""
+    if isinstance(tree, dict):
+        tree = list(tree.values())
+    if isinstance(tree, (list, tuple)):
+        for leaf in tree:
+            block(leaf)
+    elif hasattr(tree, "block_until_ready"):
+        tree.block_until_ready()
+    return tree
+
+
+def time_program(example, program, call, n_steady):
+    """Time `call()` once (the first call: tracing and compiling included) and `n_steady` more
+    times; print the record and return the last result. `call` gets the previous result (None
+    at first), so a training step can feed its state forward."""
+    result, times = None, []
+    for _ in range(1 + n_steady):
+        start = time.perf_counter()
+        result = block(call(result))
+        times.append(time.perf_counter() - start)
+    record = {
+        "example": example, "program": program, "backend": BACKEND, "size": SIZE,
+        "first_s": times[0], "steady_s": times[1:],
+        "median_s": statistics.median(times[1:]) if n_steady else None,
+    }
+    print("EXAMPLE_RESULT " + json.dumps(record), flush=True)
+    return result

@@ -1,0 +1,149 @@
+"""Runner: every example port on JAX and on omnistage, each in a fresh subprocess, one table.
+
+    python -m benchmarks.examples [--examples mnist_vae,advi] [--size full|small|tiny]
+                                  [--backends jax,omnistage] [--threads 1|default]
+                                  [--timeout S] [--warm-cache] [--json FILE]
+
+For each timed program of each example it prints the first call (tracing and compiling
+included: omnistage starts from empty cache directories unless --warm-cache), the steady time
+per call (the median of the calls after the first, and the slowest of them), and the ratio
+omnistage / JAX of the steady medians (< 1: omnistage is faster). Examples that cannot run on
+a backend say why (a missing library name), as do runs that fail (exit status 1) or pass
+--timeout. Both
+backends run on the same machine in the same run, one after the other, so their numbers compare;
+on a shared machine only medians mean much.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+EXAMPLES = (
+    "mnist_classifier", "mnist_classifier_fromscratch", "mnist_vae",
+    "differentially_private_sgd", "kernel_lsq", "advi",
+)
+BACKENDS = ("jax", "omnistage")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_example(example, backend, args, cache_dir):
+    """(records, notes, problem) of one example on one backend, in a fresh process."""
+    env = dict(os.environ)
+    if not args.warm_cache:
+        env["OMNISTAGE_CACHE_DIR"] = os.path.join(cache_dir, f"{example}-{backend}", "omnistage")
+        env["NUMBA_CACHE_DIR"] = os.path.join(cache_dir, f"{example}-{backend}", "numba")
+    cmd = [args.python, "-m", f"benchmarks.examples.{example}", "--backend", backend,
+           "--size", args.size, "--threads", args.threads]
+    if args.repeats:
+        cmd += ["--repeats", str(args.repeats)]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout)
+        out, problem = done.stdout, None
+        if done.returncode:
+            problem = f"failed (exit {done.returncode}): " + _last_line(done.stderr)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        problem = f"did not finish in {args.timeout:.0f} s"
+    records, notes = [], []
+    for line in out.splitlines():
+        tag, _, payload = line.partition(" ")
+        if tag == "EXAMPLE_RESULT":
+            records.append(json.loads(payload))
+        elif tag in ("EXAMPLE_NOTE", "EXAMPLE_SKIP"):
+            item = json.loads(payload)
+            notes.append(("skipped: " if tag == "EXAMPLE_SKIP" else "") + item.get("note", item.get("reason", "")))
+    print(f"  {example} on {backend}: {time.perf_counter() - start:.0f} s{'; ' + problem if problem else ''}",
+          file=sys.stderr, flush=True)
+    return records, notes, problem
+
+
+def _last_line(text):
+    lines = [line for line in (text or "").strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _seconds(x):
+    if x is None:
+        return "-"
+    return f"{x * 1e3:.3g} ms" if x < 1 else f"{x:.3g} s"
+
+
+def table(results, backends):
+    """Rows: one per (example, program), in the order the programs ran."""
+    order, by_key = [], {}
+    for (example, backend), (records, _, _) in results.items():
+        for r in records:
+            key = (example, r["program"])
+            if key not in by_key:
+                order.append(key)
+                by_key[key] = {}
+            by_key[key][backend] = r
+    cols = ["example", "program"]
+    for b in backends:
+        cols += [f"{b} first", f"{b} steady (max)"]
+    if set(BACKENDS) <= set(backends):
+        cols.append("ratio")
+    rows = []
+    for key in order:
+        row = list(key)
+        for b in backends:
+            r = by_key[key].get(b)
+            row += [_seconds(r["first_s"]) if r else "-",
+                    f"{_seconds(r['median_s'])} ({_seconds(max(r['steady_s'], default=None))})" if r else "-"]
+        if "ratio" in cols:
+            j, o = by_key[key].get("jax"), by_key[key].get("omnistage")
+            row.append(f"{o['median_s'] / j['median_s']:.2f}x" if j and o and j["median_s"] and o["median_s"] else "-")
+        rows.append(row)
+    return cols, rows
+
+
+def print_table(cols, rows):
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "|".join("---" for _ in cols) + "|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--examples", default=",".join(EXAMPLES))
+    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--size", choices=("full", "small", "tiny"), default="full")
+    parser.add_argument("--threads", choices=("1", "default"), default="1")
+    parser.add_argument("--repeats", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per example and backend")
+    parser.add_argument("--warm-cache", action="store_true", help="use the usual cache directories")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--json", help="also write every record to this file")
+    args = parser.parse_args(argv)
+    examples = [e for e in args.examples.split(",") if e]
+    unknown = sorted(set(examples) - set(EXAMPLES))
+    if unknown:
+        parser.error(f"unknown example(s) {', '.join(unknown)}; choose from {', '.join(EXAMPLES)}")
+    backends = [b for b in args.backends.split(",") if b]
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="omnistage-examples-") as cache_dir:
+        for example in examples:
+            for backend in backends:
+                results[(example, backend)] = run_example(example, backend, args, cache_dir)
+    sys.stderr.flush()
+    print(f"\nJAX's example programs, --size {args.size}, --threads {args.threads} "
+          f"({'warm' if args.warm_cache else 'empty'} omnistage cache), times per call:\n")
+    print_table(*table(results, backends))
+    remarks = [f"- {ex} on {b}: {text}" for (ex, b), (_, notes, problem) in results.items()
+               for text in notes + ([problem] if problem else [])]
+    if remarks:
+        print("\n" + "\n".join(remarks))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([r for recs, _, _ in results.values() for r in recs], f, indent=1)
+    # a port that crashes is a bug to see; a skip or a timeout is a measurement
+    return int(any(problem and problem.startswith("failed") for _, _, problem in results.values()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
