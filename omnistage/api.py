@@ -77,6 +77,37 @@ def leaf_aval(x):
     )
 
 
+def check_outputs(fun, out, leaves, transform):
+    """A TypeError naming `fun`'s output (not an argument) for a leaf that is not an array."""
+    for leaf in leaves:
+        try:
+            leaf_aval(leaf)
+        except TypeError:
+            raise TypeError(_output_type_message(fun, out, leaf, transform)) from None
+
+
+_OUTPUT_HINTS = {  # what to do instead, by the type of the offending value
+    "generator": "Return a tuple or list of arrays (tuple(...) of the generator) instead of yielding.",
+    "str": "Return strings and other non-array values from outside the transformed function.",
+}
+
+
+def _output_type_message(fun, out, leaf, transform):
+    from .staging.trace import DebugInfo
+
+    info = DebugInfo(fun, transform)
+    kind = type(leaf).__name__
+    path = next((tree_util.keystr(p) for p, l in tree_util.tree_flatten_with_path(out)[0] if l is leaf), "")
+    what = f"is a {kind}" if out is leaf else f"holds a {kind} at {path or 'a leaf'}"
+    shown = repr(leaf) if len(repr(leaf)) <= 60 else repr(leaf)[:57] + "..."
+    hint = _OUTPUT_HINTS.get(kind, "Return non-array values from outside the transformed function.")
+    return (
+        f"The output (return value) of {info.fun_name} at {info.where} {what} ({shown}), not an "
+        f"array: a function transformed by {transform} must return arrays, Python scalars or "
+        f"pytrees (tuples, lists, dicts) of them. {hint}"
+    )
+
+
 def leaf_value(x, aval):
     """The NumPy value passed to an executable for leaf `x`."""
     if isinstance(x, Array):
@@ -467,8 +498,7 @@ class JitFunction:
             args, kwargs = self._rebuild(static, dargs, dkwargs)
             out = self._call_target()(*args, **kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
-            for o in out_leaves:
-                leaf_aval(o)  # raises a clear TypeError for non-array outputs
+            check_outputs(self._fun, out, out_leaves, transform)
             out_tree_box.append(out_tree)
             return [o if isinstance(o, Tracer) else _staged_constant(o) for o in out_leaves]
 

@@ -52,10 +52,18 @@ def _check_size(axes, leaves, axis_size, n_devices):
     sizes = {_shape(x)[a] for x, a in zip(leaves, axes) if a is not None}
     size = axis_size if axis_size is not None else (max(sizes) if sizes else None)
     if size is not None and size > n_devices:
-        raise ValueError(
-            f"compiling computation that requires {size} logical devices, but only "
-            f"{n_devices} XLA devices are available (num_replicas={size})"
-        )
+        raise ValueError(_too_few_devices(size, n_devices))
+
+
+def _too_few_devices(size, n):
+    here = ", ".join(repr(d) for d in core_devices.local_devices())
+    return (
+        f"pmap maps one slice of the mapped axis per device: an axis of size {size} requires {size} "
+        f"logical devices, but only {n} omnistage device{'s are' if n != 1 else ' is'} available to "
+        f"this process ({here}; omnistage.local_device_count() = {core_devices.local_device_count()}). "
+        f"Map at most {n} slices with pmap, or use vmap for the whole axis (or reshape it to "
+        f"({n}, {size} // {n}, ...) and vmap inside pmap)."
+    )
 
 
 def _shape(x):

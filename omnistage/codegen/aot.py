@@ -485,8 +485,12 @@ class AotProgram:
         return self._numba
 
     def as_text(self):
-        source = _cached_source(self.record.get("module", ""))
-        return source if source is not None else self._numba_program().as_text()
+        """The generated module with this program's own `file:line` comments (the cached
+        file has none); emitting it imports Numba (vmath), compiling nothing."""
+        from .emit_cpu import emit_module
+        from .executable import vmath_lookup
+
+        return emit_module(self.program, vmath_lookup())[0]
 
 
 def _c_buffer(value, dtype):

@@ -181,7 +181,9 @@ def runtime_digest(source):
 
 
 def module_name(source, fingerprint=None):
-    """The cache name of generated `source`: a hash of it, the toolchain and its runtime."""
+    """The cache name of generated `source`: a hash of it (provenance comments stripped), the
+    toolchain and its runtime."""
+    source = provenance.strip(source)
     key = "\0".join([source, fingerprint or toolchain_fingerprint(), runtime_digest(source)])
     return _MODULE_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:32]
 

@@ -9,7 +9,8 @@ from ..staging.interpret import compile_program
 from . import disk_cache, narrow_floats, parallel
 
 
-def _vmath_lookup():
+def vmath_lookup():
+    """The emitter's vmath lookup: a function (name, dtype) -> the exported kernel's name or None."""
     try:
         from . import vmath
     except ImportError:
@@ -28,11 +29,17 @@ def _export_name(fn):
 class NumbaProgram:
     """A Program compiled by Numba (one module, cached on disk).
 
+    Compiled when constructed, for exactly one signature: the program's avals with every array
+    a read-only C-contiguous array (Numba converts a writable one to it for free) and rank-0
+    values as scalars; further compiles are then disabled, so an input of another layout (the
+    stride-0 result of `jnp.zeros`, a transposed or sliced view, a Fortran-ordered array) is
+    copied to C order at the boundary instead of compiling a second specialization.
+
     A module with parallel loops starts on its serial build (the program emitted without
     parallel loops, a module of its own in the cache: half the compile time in a cold process)
-    and moves to the parallel one once its calls, the first (compiling) one aside, have taken
-    parallel.TIER_UP_S: the rent-or-buy rule, so a program called a few times never pays for
-    the parallel compile. `serial_first=False` starts on the parallel build."""
+    and moves to the parallel one once its calls have taken parallel.TIER_UP_S: the
+    rent-or-buy rule, so a program called a few times never pays for the parallel compile.
+    `serial_first=False` starts on the parallel build."""
 
     backend = "numba_cpu"
     after_first_call = None  # what an instance's hook reads as once its hook has run
@@ -41,17 +48,17 @@ class NumbaProgram:
         from .emit_cpu import emit_module
 
         self.program = program
-        self.source, self.fn_name = emit_module(program, _vmath_lookup())
+        self.source, self.fn_name = emit_module(program, vmath_lookup())
         self.module = disk_cache.load_module(self.source)
         self._fn = getattr(self.module, self.fn_name)
         self._tier = None  # while the serial build of a parallel program runs: parallel.TierUp
         self.serial_module = self.module  # what a native library is built from (aot.py)
         if "numba.prange(" in self.source:
-            serial, _ = emit_module(program, _vmath_lookup(), threads=False)
+            serial, _ = emit_module(program, vmath_lookup(), threads=False)
             self.serial_module = disk_cache.load_module(serial)
             if serial_first:
                 self._parallel_fn, self._fn = self._fn, getattr(self.serial_module, self.fn_name)
-                self._tier = parallel.TierUp(skip_first=True)
+                self._tier = parallel.TierUp()
         # float16/bfloat16 inputs, outputs and constants are float32 in compiled code (narrow_floats)
         narrow_in, self._narrow_out = narrow_floats.narrow_boundary(program)
         self._widen_in = [i for i, n in enumerate(narrow_in) if n]
@@ -61,25 +68,12 @@ class NumbaProgram:
         self._consts = tuple(_to_kernel(np.ascontiguousarray(c) if np.ndim(c) else np.asarray(c)) for c in consts)
         self._scalar_in = [a.ndim == 0 for a in program.in_avals]
         self._any_scalar_in = any(self._scalar_in)
+        self._arrays_in = [i for i, a in enumerate(program.in_avals) if a.ndim]
         self.after_first_call = None  # a callable run once, after the first call returns
         self._fallback = None  # the interpreter, if Numba failed to compile the module
-
-    def __call__(self, *args):
-        if self._any_scalar_in:
-            args = [a[()] if s else a for a, s in zip(args, self._scalar_in)]
-        if self._fallback is not None:
-            return self._fallback(*[np.asarray(a) for a in args])
-        given = args  # as the user passed them: the interpreter fallback takes these
-        if self._widen_in:
-            args = list(args)
-            for i in self._widen_in:
-                args[i] = np.float32(args[i]) if self._scalar_in[i] else _widened(args[i])
-        tier = self._tier  # read once: another thread may tier up (set it to None) meanwhile
-        if tier is not None and tier.due:
-            self._fn, self._tier = self._parallel_fn, None
-        start = time.perf_counter() if tier is not None else 0.0
+        self.signature = kernel_signature(program)
         try:
-            out = self._fn(*args, *self._consts)
+            _compile_once(self._fn, self.signature)
         except Exception as e:  # noqa: BLE001 - only Numba's compile errors are handled
             if not _is_numba_compile_error(e):
                 raise
@@ -91,10 +85,31 @@ class NumbaProgram:
                 f"with the NumPy interpreter instead. Please report this with the output of "
                 f"jit(f).lower(...).compile().as_text().",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
             self._fallback = InterpretedProgram(self.program)
-            return self._fallback(*[np.asarray(a) for a in given])
+
+    def __call__(self, *args):
+        if self._any_scalar_in:
+            args = [a[()] if s else a for a, s in zip(args, self._scalar_in)]
+        if self._fallback is not None:
+            return self._fallback(*[np.asarray(a) for a in args])
+        if self._widen_in:
+            args = list(args)
+            for i in self._widen_in:
+                args[i] = np.float32(args[i]) if self._scalar_in[i] else _widened(args[i])
+        tier = self._tier  # read once: another thread may tier up (set it to None) meanwhile
+        if tier is not None and tier.due:
+            self._tier_up()
+        start = time.perf_counter() if tier is not None else 0.0
+        try:
+            out = self._fn(*args, *self._consts)
+        except TypeError:
+            # no matching signature: an input not in C order (or misaligned); copy it
+            retry = _c_ordered(args, self._arrays_in)
+            if retry is None:
+                raise
+            out = self._fn(*retry, *self._consts)
         if self._any_narrow_out:
             out = tuple(o if n is None else _narrowed(o, n) for o, n in zip(out, self._narrow_out))
         if tier is not None:  # after a tier-up this TierUp is detached: adding to it is harmless
@@ -106,8 +121,57 @@ class NumbaProgram:
                 hook()
         return out
 
+    def _tier_up(self):
+        """Move to the parallel build (compiled now); if Numba cannot compile it, stay serial."""
+        self._tier = None
+        try:
+            _compile_once(self._parallel_fn, self.signature)
+        except Exception as e:  # noqa: BLE001
+            if not _is_numba_compile_error(e):
+                raise
+            return
+        self._fn = self._parallel_fn
+
     def as_text(self):
         return self.source
+
+
+def kernel_signature(program):
+    """The one Numba signature of `program`'s entry: its inputs (float16/bfloat16 widened to
+    float32), then its constants; arrays read-only and C-contiguous, rank-0 values scalars."""
+    from numba import types
+    from numba.np.numpy_support import from_dtype
+
+    def numba_type(shape, dtype):
+        scalar = from_dtype(np.dtype(dtype))
+        return scalar if not shape else types.Array(scalar, len(shape), "C", readonly=True)
+
+    narrow_in, _ = narrow_floats.narrow_boundary(program)
+    ins = [numba_type(a.shape, np.float32 if n else a.dtype) for a, n in zip(program.in_avals, narrow_in)]
+    consts = [narrow_floats.wide(c) for c in program.consts.values()]
+    return tuple(ins + [numba_type(np.shape(c), np.asarray(c).dtype) for c in consts])
+
+
+def _compile_once(dispatcher, signature):
+    """Compile `dispatcher` for `signature` (Numba loads it from its cache when it can), then
+    let it compile nothing else: a call that matches no signature raises TypeError instead.
+    (Modules are shared by programs with the same text, which may differ in dtypes: each
+    program adds its own signature.)"""
+    if signature not in dispatcher.overloads:
+        dispatcher.disable_compile(False)
+        dispatcher.compile(signature)
+    dispatcher.disable_compile()
+
+
+def _c_ordered(args, arrays):
+    """`args` with every array among positions `arrays` that is not aligned C-contiguous
+    copied into one that is; None when all already were (the mismatch is something else)."""
+    out, copied = list(args), False
+    for i in arrays:
+        a = out[i]
+        if isinstance(a, np.ndarray) and not (a.flags.c_contiguous and a.flags.aligned):
+            out[i], copied = np.array(a, order="C"), True
+    return out if copied else None
 
 
 # float16 arrays at least this big cross the boundary through support's vectorized loops
