@@ -230,11 +230,15 @@ class Compiled:
     """An executable for one cache key: runs the cleaned Program (Numba by default)."""
 
     def __init__(self, program, out_tree, backend=None):
-        program = cleanup(program)
+        from .codegen import compile_log
+
+        with compile_log.compiling(program, config.read("jax_log_compiles")) as built:
+            program = cleanup(program)
+            self.executable = _make_executable(program, backend)
+            built(self.executable)
         self.program = program
         self.out_tree = out_tree
         self.out_avals = program.out_avals
-        self.executable = _make_executable(program, backend)
         self.backend = self.executable.backend
         self._run = self.executable
         self._single_leaf = tree_util.treedef_is_leaf(out_tree)

@@ -278,9 +278,10 @@ _RUNTIME_SYMBOLS = frozenset({
 })
 # External names a library must not need (anything else is libc/libm; dlopen checks the rest):
 # Numba's helper library (BLAS, LAPACK, exceptions) and runtime, and Numba-mangled functions
-# whose body was not linked in. The Python C API is allowed: Numba's dynamic-exception paths
+# whose body was not linked in, and rocket-fft's pocketfft (numpy.fft inside njit: its library
+# is global in the builder only). The Python C API is allowed: Numba's dynamic-exception paths
 # use it, so such a library is called with the GIL held (ctypes.PyDLL).
-_FORBIDDEN_PREFIXES = ("numba_", "NRT_", "_ZN")
+_FORBIDDEN_PREFIXES = ("numba_", "NRT_", "_ZN", "rf_")
 _PYTHON_API_PREFIXES = ("Py", "_Py")
 
 _lock = threading.Lock()
@@ -443,6 +444,7 @@ class AotProgram:
     taken parallel.TIER_UP_S in total (the rent-or-buy rule, see parallel.py)."""
 
     backend = "numba_cpu"
+    cache_status = "native library loaded from the disk cache"
 
     def __init__(self, program, lib, record):
         self.program = program

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from ..staging.interpret import compile_program
-from . import disk_cache, narrow_floats, parallel
+from . import compile_log, disk_cache, narrow_floats, parallel
 
 
 def vmath_lookup():
@@ -49,6 +49,7 @@ class NumbaProgram:
 
         self.program = program
         self.source, self.fn_name = emit_module(program, vmath_lookup())
+        compile_log.note_source(self.source)
         self.module = disk_cache.load_module(self.source)
         self._fn = getattr(self.module, self.fn_name)
         self._tier = None  # while the serial build of a parallel program runs: parallel.TierUp
@@ -72,8 +73,14 @@ class NumbaProgram:
         self.after_first_call = None  # a callable run once, after the first call returns
         self._fallback = None  # the interpreter, if Numba failed to compile the module
         self.signature = kernel_signature(program)
+        self.cache_status = "compiled (cache miss)"  # for compile_log
+        hits = sum(self._fn.stats.cache_hits.values())
+        if self.signature in self._fn.overloads:
+            self.cache_status = "already compiled in this process"
         try:
             _compile_once(self._fn, self.signature)
+            if sum(self._fn.stats.cache_hits.values()) > hits:
+                self.cache_status = "machine code loaded from the disk cache"
         except Exception as e:  # noqa: BLE001 - only Numba's compile errors are handled
             if not _is_numba_compile_error(e):
                 raise
@@ -218,6 +225,7 @@ class InterpretedProgram:
     """The fallback: the staged program run by the NumPy interpreter."""
 
     backend = "interpreter"
+    cache_status = "interpreted (nothing to compile)"
 
     def __init__(self, program, reason=None):
         self.program = program

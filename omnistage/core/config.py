@@ -27,6 +27,8 @@ class Config:
             "jax_enable_x64": _env_flag("JAX_ENABLE_X64", "OMNISTAGE_ENABLE_X64"),
             "jax_disable_jit": _env_flag("JAX_DISABLE_JIT", "OMNISTAGE_DISABLE_JIT"),
             "jax_numpy_rank_promotion": "allow",
+            # log every compile on stderr (codegen/compile_log.py; OMNISTAGE_LOG_COMPILES too)
+            "jax_log_compiles": _env_flag("JAX_LOG_COMPILES"),
             # what `jit` compiles to when no backend is named: "cpu" (Numba) or "interpreter"
             "omnistage_default_backend": os.environ.get("OMNISTAGE_BACKEND", "cpu").strip().lower() or "cpu",
         }
