@@ -20,6 +20,7 @@ from . import nn  # noqa: E402 - uses custom_jvp
 from .api_grad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .api_vmap import vmap
 from .api_pmap import pmap
+from . import distributed  # multi-process mode on MPI (imports mpi4py only when initialized)
 
 __version__ = "0.1.0"
 

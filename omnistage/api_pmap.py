@@ -1,9 +1,15 @@
-"""`pmap`: JAX's parallel map, on the devices omnistage has (one CPU device).
+"""`pmap`: JAX's parallel map, on the devices omnistage has (one CPU device per process).
 
-With one device, `pmap(f, axis_name)` is `jit(vmap(f, in_axes, out_axes, axis_name))` over a
+In one process, `pmap(f, axis_name)` is `jit(vmap(f, in_axes, out_axes, axis_name))` over a
 mapped axis of size at most `local_device_count()` (as JAX: a larger axis is an error naming
 the device count). Collectives (`lax.psum`, `pmean`, ...) by `axis_name` work as under vmap,
 so single-device code written for pmap (the seeds' distributed training step) runs unchanged.
+
+In a multi-process job (`distributed.initialize()` under mpiexec or srun), as in JAX, each
+process passes its local shard (mapped axis of size `local_device_count()`; every process
+passes the same shapes, or their collectives do not match) and gets its local shard of the outputs back; the axis name is bound marked as
+spanning every process (`lax.parallel.spanning`), so the batching pass combines each
+collective's local result across processes (one MPI call inside the compiled kernel).
 """
 import functools
 
@@ -11,6 +17,7 @@ from .api import jit
 from .api_vmap import _flat_in_axes, vmap
 from .core import devices as core_devices
 from .core import tree_util
+from .lax import parallel
 from .staging.convert import convert
 
 
@@ -24,7 +31,6 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
             axis_size=axis_size, donate_argnums=donate_argnums,
         )
     static = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) else tuple(static_broadcasted_argnums)
-    n_devices = len(devices) if devices is not None else core_devices.local_device_count()
     target = convert(fun)  # `inner` is omnistage's code: the user's control flow is converted here
 
     def mapped(*args, **kwargs):
@@ -35,14 +41,18 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
         dyn_axes = in_axes
         if st and isinstance(in_axes, (tuple, list)):
             dyn_axes = tuple(a for i, a in enumerate(in_axes) if i not in st)
+        n_devices, processes = _device_layout(devices)
         _check_size(_flat_in_axes(tuple(dyn_axes) if isinstance(dyn_axes, list) else dyn_axes, dyn, kwargs),
                     tree_util.tree_leaves((tuple(dyn), kwargs)), axis_size, n_devices)
+        name = axis_name
+        if processes > 1:
+            name = parallel.spanning(axis_name, processes)
 
         def inner(*dyn_args, **kw):
             it = iter(dyn_args)
             return target(*[st[i] if i in st else next(it) for i in range(len(args))], **kw)
 
-        return vmap(inner, dyn_axes, out_axes, axis_name=axis_name, axis_size=axis_size)(*dyn, **kwargs)
+        return vmap(inner, dyn_axes, out_axes, axis_name=name, axis_size=axis_size)(*dyn, **kwargs)
 
     mapped.__name__ = getattr(fun, "__name__", "pmapped")
     return functools.wraps(fun)(jit(mapped, static_argnums=static, backend=backend))
@@ -64,6 +74,14 @@ def _too_few_devices(size, n):
         f"Map at most {n} slices with pmap, or use vmap for the whole axis (or reshape it to "
         f"({n}, {size} // {n}, ...) and vmap inside pmap)."
     )
+
+
+def _device_layout(devices):
+    """(devices of this process to map over, number of processes the mapped axis spans)."""
+    if devices is None:
+        return core_devices.local_device_count(), core_devices.process_count()
+    here = core_devices.process_index()
+    return sum(d.process_index == here for d in devices), len({d.process_index for d in devices})
 
 
 def _shape(x):

@@ -31,12 +31,14 @@ class ProcessLayout:
     """This process's place among the processes of a multi-process job: its index, the number
     of processes, and how many CPU devices each has (the same for all)."""
 
-    __slots__ = ("index", "count", "local_count", "cpu_devices")
+    __slots__ = ("index", "count", "local_count", "cpu_devices", "group")
 
-    def __init__(self, index=0, count=1, local_count=1):
+    def __init__(self, index=0, count=1, local_count=1, group=None):
         if not (count >= 1 and 0 <= index < count and local_count >= 1):
             raise ValueError(f"bad process layout: process {index} of {count}, {local_count} devices each")
         self.index, self.count, self.local_count = index, count, local_count
+        # the collectives on NumPy arrays across processes (the interpreter's), None alone
+        self.group = group
         # global ids: process p's devices are p * local_count + i, as JAX numbers CPU devices
         self.cpu_devices = tuple(Device("cpu", p * local_count + i, p) for p in range(count) for i in range(local_count))
 
@@ -51,10 +53,10 @@ _layout = ProcessLayout()
 computation_started = False
 
 
-def set_process_layout(index, count, local_count=1):
+def set_process_layout(index, count, local_count=1, group=None):
     """Make this process number `index` of `count` (distributed.initialize/shutdown call it)."""
     global _layout
-    _layout = ProcessLayout(index, count, local_count)
+    _layout = ProcessLayout(index, count, local_count, group)
 
 
 def process_layout():

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core import tree_util
+from ..core.array import Array
 from ..core.aval import ShapedArray
 from ..core.primitive import Primitive
 from ..core.thread_local import ThreadLocalStack
@@ -245,14 +246,19 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean of `x` (a pytree) over the named axis (integers give floats, as jnp.mean)."""
     _no_groups(axis_index_groups, "pmean")
     names = _names_tuple(axis_name)
-    count = psum_p.bind(*operands(1), axis_name=names)
+    _check_bound(names)
+    # the number of examples is static (the axes' sizes): no collective to count them, which
+    # across processes would be one more MPI call per pmean
+    count = 1
+    for name in names:
+        count *= axis_size(name)
 
     def leaf(v):
         (v,) = operands(v)
         if not dtypes.is_inexact(v.dtype):
             v = E.convert_element_type(v, dtypes.canonicalize_dtype(np.float64))
         total = psum_p.bind(v, axis_name=names)
-        return E.div(total, E._convert_weak(count, v.dtype, True))
+        return E.div(total, Array(np.asarray(count, v.dtype), True))
 
     return tree_util.tree_map(leaf, x)
 

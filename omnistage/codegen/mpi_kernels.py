@@ -1,0 +1,166 @@
+"""The MPI calls compiled kernels make: generated modules import this module as `_mpi` and call
+`_mpi.allreduce(x, op)`, `_mpi.allgather(x)` and `_mpi.rank()` inside their njit functions,
+so a multi-process collective is one native call in the middle of the kernel, not a return to
+Python.
+
+The MPI library is reached through `mpi_handles`' table (communicator, datatypes, operations,
+function pointers), read through the one external symbol registered below: nothing
+process-specific is compiled in, so Numba's on-disk cache serves every process and every job
+(see `mpi_handles`). Each call is a small LLVM intrinsic: load the handles from the table,
+call the MPI function through its pointer on the arrays' data.
+
+Arrays reach the wrappers flattened and C-contiguous (the emitter, `mpi_lowering`, does that);
+counts above MPI's C `int` are sent in chunks. A kernel called before
+`distributed.initialize()` (or after `shutdown()`) raises instead of calling MPI; an MPI error
+aborts the job (MPI's default error handler), as any MPI program.
+
+Imports Numba and llvmlite: only generated code and the code generator import this module.
+"""
+import numba
+import numpy as np
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from . import mpi_handles as H
+
+llvm.add_symbol(H.SYMBOL, H.address())
+
+_kernel = numba.njit(nogil=True, cache=True)
+
+_I32, _I64 = ir.IntType(32), ir.IntType(64)
+_I8P = ir.IntType(8).as_pointer()
+_ALLREDUCE_T = ir.FunctionType(_I32, [_I8P, _I8P, _I32, _I64, _I64, _I64])
+_ALLGATHER_T = ir.FunctionType(_I32, [_I8P, _I32, _I64, _I8P, _I32, _I64, _I64])
+_CHUNK = 1 << 30  # elements per MPI call: MPI counts are C ints
+
+# the reduction operations, as generated code names them: `_mpi.allreduce(x, _mpi.SUM)`
+SUM, MAX, MIN, LOR, LAND = (H.OP_SLOT[op] for op in ("sum", "max", "min", "or", "and"))
+
+
+def _table(builder):
+    """The table: an external global, resolved at load time to `mpi_handles.table`."""
+    module = builder.module
+    gv = module.globals.get(H.SYMBOL)
+    if gv is None:
+        gv = ir.GlobalVariable(module, ir.ArrayType(_I64, H.LENGTH), H.SYMBOL)
+        gv.linkage = "external"
+    return gv
+
+
+def _load(builder, slot):
+    """Table entry `slot` (an int or an i64 value) as an i64."""
+    index = _I64(slot) if isinstance(slot, int) else slot
+    return builder.load(builder.gep(_table(builder), [_I32(0), index]))
+
+
+def _data(context, builder, ty, value):
+    return builder.bitcast(context.make_array(ty)(context, builder, value).data, _I8P)
+
+
+def _dtype_slot(ty):
+    name = str(ty.dtype)
+    if name == "bool":
+        return H.DTYPE_SLOT["bool"]
+    if name not in H.DTYPE_SLOT:
+        raise numba.core.errors.TypingError(f"no MPI datatype for {name}")
+    return H.DTYPE_SLOT[name]
+
+
+@intrinsic
+def _slot(typingctx, slot):
+    """Table entry `slot` as an int64."""
+    def codegen(context, builder, sig, args):
+        return _load(builder, args[0])
+
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def _allreduce_call(typingctx, src, dst, count, op_slot):
+    """MPI_Allreduce(src, dst, count, <dtype>, table[op_slot], comm)."""
+    if not (isinstance(src, types.Array) and isinstance(dst, types.Array)):
+        return None
+    dtype_slot = _dtype_slot(src)
+
+    def codegen(context, builder, sig, args):
+        fn = builder.inttoptr(_load(builder, H.ALLREDUCE), _ALLREDUCE_T.as_pointer())
+        n = builder.trunc(args[2], _I32)
+        call_args = [_data(context, builder, sig.args[0], args[0]), _data(context, builder, sig.args[1], args[1]),
+                     n, _load(builder, dtype_slot), _load(builder, args[3]), _load(builder, H.COMM)]
+        return builder.call(fn, call_args)
+
+    return types.int32(src, dst, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _allgather_call(typingctx, src, dst, count):
+    """MPI_Allgather(src, count, <dtype>, dst, count, <dtype>, comm)."""
+    if not (isinstance(src, types.Array) and isinstance(dst, types.Array)):
+        return None
+    dtype_slot = _dtype_slot(src)
+
+    def codegen(context, builder, sig, args):
+        fn = builder.inttoptr(_load(builder, H.ALLGATHER), _ALLGATHER_T.as_pointer())
+        n = builder.trunc(args[2], _I32)
+        dt = _load(builder, dtype_slot)
+        call_args = [_data(context, builder, sig.args[0], args[0]), n, dt,
+                     _data(context, builder, sig.args[1], args[1]), n, dt, _load(builder, H.COMM)]
+        return builder.call(fn, call_args)
+
+    return types.int32(src, dst, types.int64), codegen
+
+
+@_kernel
+def _check_ready():
+    if _slot(H.READY) == 0:
+        raise RuntimeError(
+            "this program was compiled for a multi-process pmap, but MPI is not set up in this "
+            "process: call omnistage.distributed.initialize() first (and not after shutdown())")
+
+
+@_kernel
+def _check_status(status):
+    if status != 0:
+        raise RuntimeError("an MPI collective failed")
+
+
+@_kernel
+def rank():
+    """This process's rank in the kernels' communicator, as an int32."""
+    _check_ready()
+    return np.int32(_slot(H.RANK))
+
+
+@_kernel
+def allreduce(x, op_slot):
+    """A new array: reduction `op_slot` (an `mpi_handles.OP_SLOT` value) of the 1-D
+    C-contiguous array `x` over every process."""
+    _check_ready()
+    out = np.empty_like(x)
+    n = x.shape[0]
+    for start in range(0, n, _CHUNK):
+        stop = min(n, start + _CHUNK)
+        _check_status(_allreduce_call(x[start:stop], out[start:stop], stop - start, op_slot))
+    return out
+
+
+@_kernel
+def allgather(x):
+    """A new array: every process's 1-D C-contiguous `x`, concatenated in rank order."""
+    _check_ready()
+    n = x.shape[0]
+    size = _slot(H.SIZE)
+    out = np.empty(size * n, x.dtype)
+    if n <= _CHUNK:
+        _check_status(_allgather_call(x, out, n))
+        return out
+    # a count beyond a C int: gather chunk by chunk into a (size, chunk) scratch
+    for start in range(0, n, _CHUNK):
+        stop = min(n, start + _CHUNK)
+        part = np.empty(size * (stop - start), x.dtype)
+        _check_status(_allgather_call(x[start:stop], part, stop - start))
+        for p in range(size):
+            out[p * n + start:p * n + stop] = part[p * (stop - start):(p + 1) * (stop - start)]
+    return out

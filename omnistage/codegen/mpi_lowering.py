@@ -1,0 +1,69 @@
+"""Numba CPU lowering of the cross-process primitives of multi-process pmap
+(`omnistage.lax.parallel`: process_allreduce, process_allgather, process_index).
+
+Each becomes a call, inside the generated njit function, of `mpi_kernels` (imported by the
+module as `_mpi`): the operand flattened to one C-contiguous buffer, one MPI call on it, the
+result reshaped. The local part of a collective (the reduction over this process's slices)
+is an ordinary statement before it, fused and vectorized like any other:
+
+    psum_1 = ...                                  # this process's sum over its slices
+    psum_1_flat = _mpi.allreduce(np.ascontiguousarray(psum_1).reshape(12), _mpi.SUM)  # MPI_Allreduce
+    process_allreduce_1 = psum_1_flat.reshape((3, 4))
+
+Rules are registered in `emit_cpu.OPAQUE_RULES` (emit_cpu imports this module); the emitted
+source names `_mpi.`, which makes `emit_cpu` import `mpi_kernels` in the module's header.
+"""
+import ast
+import math
+
+from ..staging import literals
+from . import emit_cpu
+from .emit_cpu import _loc_comment
+
+MODULE_IMPORT = "from omnistage.codegen import mpi_kernels as _mpi"
+
+# process_allreduce's `op` -> the mpi_kernels constant naming its table slot
+_OP_CONSTANT = {"sum": "_mpi.SUM", "max": "_mpi.MAX", "min": "_mpi.MIN", "or": "_mpi.LOR", "and": "_mpi.LAND"}
+
+
+def _flat(em, atom):
+    """A 1-D C-contiguous expression holding operand `atom`'s elements."""
+    text = ast.unparse(atom)
+    aval = em.aval(atom)
+    if literals.is_literal(atom):
+        return f"np.full(1, {text})"
+    if aval.ndim == 0:
+        return f"np.full(1, {text}[()])"
+    return f"np.ascontiguousarray({text}).reshape({math.prod(aval.shape)})"
+
+
+def _unflat(em, out, flat):
+    shape = em.program.avals[out].shape
+    em.line(f"{out} = {flat}.reshape({tuple(int(d) for d in shape)!r})")
+
+
+def _emit_allreduce(em, e):
+    (x,), (out,) = e.ins, e.outs
+    op = e.params["op"]
+    flat = em.fresh(f"{out}_flat")
+    em.line(f"{flat} = _mpi.allreduce({_flat(em, x)}, {_OP_CONSTANT[op]})  # MPI_Allreduce({op}){_loc_comment(e.stmt)}")
+    _unflat(em, out, flat)
+
+
+def _emit_allgather(em, e):
+    (x,), (out,) = e.ins, e.outs
+    flat = em.fresh(f"{out}_flat")
+    em.line(f"{flat} = _mpi.allgather({_flat(em, x)})  # MPI_Allgather{_loc_comment(e.stmt)}")
+    _unflat(em, out, flat)
+
+
+def _emit_process_index(em, e):
+    (out,) = e.outs
+    em.line(f"{out} = np.full((), _mpi.rank()){_loc_comment(e.stmt)}")
+
+
+emit_cpu.OPAQUE_RULES.update({
+    "process_allreduce": _emit_allreduce,
+    "process_allgather": _emit_allgather,
+    "process_index": _emit_process_index,
+})
