@@ -10,3 +10,4 @@ from . import sorting_rules  # noqa: F401
 from . import linalg_rules  # noqa: F401
 from . import convolution_rules  # noqa: F401
 from . import parallel_rules  # noqa: F401
+from . import fft_rules  # noqa: F401

@@ -963,3 +963,4 @@ def emit_module(program, vmath_lookup=lambda name, dtype: None, threads=True):
     return ModuleEmitter(program, vmath_lookup, threads).emit(), program.name
 from . import opaque_rules  # noqa: F401
 from . import mpi_lowering  # noqa: E402 - registers the cross-process collectives' rules
+from . import fft_lowering  # noqa: E402,F401 - registers fft's rule (numpy.fft via rocket-fft)

@@ -5,7 +5,7 @@ Each submodule owns one area and exports through `__all__`.
 """
 from . import (
     elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution,
-    control_flow, parallel, stop_gradient as _stop_gradient_module, windowed, transposed_convolution,
+    control_flow, parallel, stop_gradient as _stop_gradient_module, windowed, transposed_convolution, fourier,
 )
 
 from .elementwise import *  # noqa: F401,F403
@@ -22,12 +22,13 @@ from .stop_gradient import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .windowed import *  # noqa: F401,F403
 from .transposed_convolution import *  # noqa: F401,F403
+from .fourier import *  # noqa: F401,F403
 
 __all__ = [
     name
     for mod in (
         elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution,
-        control_flow, parallel, _stop_gradient_module, windowed, transposed_convolution,
+        control_flow, parallel, _stop_gradient_module, windowed, transposed_convolution, fourier,
     )
     for name in mod.__all__
 ]

@@ -19,6 +19,7 @@ from .sorting import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from . import linalg  # noqa: F401  (jnp.linalg)
+from . import fft  # noqa: F401  (jnp.fft)
 
 dtype = _np.dtype
 finfo = _np.finfo
