@@ -67,13 +67,23 @@ def urem(a, b):
 
 @_jit
 def fmax(a, b):
-    """max propagating NaN (lax.max / np.maximum)."""
-    return a if (a > b or a != a) else b
+    """max propagating NaN (lax.max); of two zeros +0.0 unless both are -0.0, whatever their
+    order, as XLA (a + b is exactly that; NumPy's np.maximum keeps an operand)."""
+    if a > b or a != a:
+        return a
+    if a == b and a == 0:
+        return a + b
+    return b
 
 
 @_jit
 def fmin(a, b):
-    return a if (a < b or a != a) else b
+    """min propagating NaN; of two zeros -0.0 unless both are +0.0 (-(-a - b)), as XLA."""
+    if a < b or a != a:
+        return a
+    if a == b and a == 0:
+        return -(-a - b)
+    return b
 
 
 @_jit

@@ -44,6 +44,29 @@ def _by_kind(int_impl, inexact_impl):
     return lambda x, y: (int_impl if np.asarray(x).dtype.kind in "iu" else inexact_impl)(x, y)
 
 
+# Signed zeros as XLA: max(+0.0, -0.0) is +0.0 and min is -0.0 whatever the operands' order
+# (NumPy returns one operand, so its answer depends on the order), and sign(-0.0) is -0.0.
+# Of two zeros, x + y is +0.0 unless both are -0.0 (max's rule) and -(-x - y) is -0.0 unless
+# both are +0.0 (min's).
+
+
+def _zeros_as_xla(np_extreme, of_zeros):
+    def impl(x, y):
+        out = np_extreme(x, y)
+        if not dtypes.is_float(out.dtype) or not np.any(out == 0):
+            return out
+        return np.where((x == 0) & (y == 0), of_zeros(x, y), out)
+
+    return impl
+
+
+def _sign(x):
+    out = np.sign(x)
+    if dtypes.is_float(out.dtype) and np.any(x == 0):
+        return np.where(x == 0, x, out)  # +-0.0 keeps its sign
+    return out
+
+
 # name: (impl, accepted kinds, out dtype rule, arity)
 _TABLE = {
     # arithmetic
@@ -54,12 +77,12 @@ _TABLE = {
     "rem": (_by_kind(_int_rem, np.fmod), REAL_NUMBER, None, 2),
     "pow": (np.power, INEXACT, None, 2),
     # NaN-propagating; complex operands compare lexicographically (real, then imaginary part)
-    "max": (np.maximum, ANY, None, 2),
-    "min": (np.minimum, ANY, None, 2),
+    "max": (_zeros_as_xla(np.maximum, lambda x, y: x + y), ANY, None, 2),
+    "min": (_zeros_as_xla(np.minimum, lambda x, y: -(-x - y)), ANY, None, 2),
     "atan2": (np.arctan2, FLOAT, None, 2),
     "nextafter": (np.nextafter, FLOAT, None, 2),
     "neg": (np.negative, NUMBER, None, 1),
-    "sign": (np.sign, NUMBER, None, 1),
+    "sign": (_sign, NUMBER, None, 1),
     "abs": (np.abs, NUMBER, dtypes.real_dtype, 1),
     "floor": (np.floor, FLOAT, None, 1),
     "ceil": (np.ceil, FLOAT, None, 1),

@@ -43,11 +43,25 @@ def _np_prod(x, axis):
 
 
 def _np_max(x, axis):
-    return np.max(x, axis=axis) if 0 not in x.shape else np.full([d for i, d in enumerate(x.shape) if i not in axis], _identity(x.dtype, "max"), x.dtype)
+    if 0 in x.shape:
+        return np.full([d for i, d in enumerate(x.shape) if i not in axis], _identity(x.dtype, "max"), x.dtype)
+    return _zero_as_xla(np.max(x, axis=axis), x, axis, positive=True)
 
 
 def _np_min(x, axis):
-    return np.min(x, axis=axis) if 0 not in x.shape else np.full([d for i, d in enumerate(x.shape) if i not in axis], _identity(x.dtype, "min"), x.dtype)
+    if 0 in x.shape:
+        return np.full([d for i, d in enumerate(x.shape) if i not in axis], _identity(x.dtype, "min"), x.dtype)
+    return _zero_as_xla(np.min(x, axis=axis), x, axis, positive=False)
+
+
+def _zero_as_xla(out, x, axis, positive):
+    """A zero max is +0.0 if any +0.0 was reduced (a zero min -0.0 if any -0.0 was), whatever
+    the order, as XLA (NumPy keeps the first of equal zeros)."""
+    if not dtypes.is_float(x.dtype) or not np.any(out == 0):
+        return out
+    wanted = np.any((x == 0) & (np.signbit(x) != positive), axis=axis)
+    sign = 1.0 if positive else -1.0
+    return np.where(out == 0, np.where(wanted, sign * 0.0, -sign * 0.0).astype(x.dtype), out)
 
 
 def _identity(dt, which):
