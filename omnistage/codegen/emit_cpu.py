@@ -12,6 +12,7 @@ import numpy as np
 from ..staging import literals
 from . import fusable_forms, index_maps, narrow_floats, parallel, provenance, scalar_rules
 from ..staging.program import eqn
+from . import contraction_layout
 from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
 
@@ -178,7 +179,7 @@ class ModuleEmitter:
     function per control-flow body (bodies are closure-free Programs)."""
 
     def __init__(self, program, vmath_lookup, threads=True):
-        program = _numba_ready(fusable_forms.rewrite(narrow_floats.widen(program)))
+        program = _numba_ready(fusable_forms.rewrite(contraction_layout.fold_transposes(narrow_floats.widen(program))))
         self.threads = threads  # False: the serial build (no parallel loops)
         self.program = program
         self.vmath_lookup = vmath_lookup
@@ -879,48 +880,62 @@ def _emit_dot_general(em, e):
     N = int(np.prod([ra.shape[d] for d in rfree], dtype=np.int64))
     comment = _loc_comment(e.stmt)
     lname, rname = ast.unparse(lhs), ast.unparse(rhs)
-    lperm = tuple(lb) + tuple(lfree) + tuple(lc)
-    rperm = tuple(rb) + tuple(rc) + tuple(rfree)
     dt = _np_dtype(aval.dtype)
-    if aval.dtype.kind in "fc" and K > 0 and B == 1:
-        # one BLAS call on 2-D operands; reshapes only where the shapes differ (each reshape
-        # and 3-D slice is more for Numba to compile)
-        l2 = _as_shape(em, f"{out}_lhs", _contiguous(em, lname, la, lperm), la, lperm, (M, K), comment)
-        r2 = _as_shape(em, f"{out}_rhs", _contiguous(em, rname, ra, rperm), ra, rperm, (K, N), "")
-        o2 = out if aval.shape == (M, N) else em.fresh(f"{out}_2d")
-        em.line(f"{o2} = _rt.empty(({M}, {N}), {dt})")
-        em.line(f"np.dot({l2}, {r2}, {o2})  # BLAS")
+    if aval.dtype.kind in "fc" and K > 0:
+        # BLAS on each batch element's matrices; an operand is a reshape of itself, a
+        # transposed one an F-ordered view (np.dot gives BLAS a transpose flag), copied only
+        # when it is neither. Results are written in place (an `o[b] = np.dot(...)` copy
+        # costs seconds to compile).
+        l2 = _blas_matrices(em, f"{out}_lhs", lname, la, (lb, lfree, lc), B, (M, K), comment)
+        r2 = _blas_matrices(em, f"{out}_rhs", rname, ra, (rb, rc, rfree), B, (K, N), "")
+        if B == 1:
+            o2 = out if aval.shape == (M, N) else em.fresh(f"{out}_2d")
+            em.line(f"{o2} = _rt.empty(({M}, {N}), {dt})")
+            em.line(f"np.dot({l2.format('')}, {r2.format('')}, {o2})  # BLAS")
+        else:
+            o2 = out if aval.shape == (B, M, N) else em.fresh(f"{out}_3d")
+            em.line(f"{o2} = _rt.empty(({B}, {M}, {N}), {dt})")
+            em.line(f"for _b in range({B}):")
+            em.line(f"    np.dot({l2.format('[_b]')}, {r2.format('[_b]')}, {o2}[_b])  # BLAS")
         if o2 != out:
             em.line(f"{out} = {o2}.reshape({aval.shape!r})")
         return
+    lperm = tuple(lb) + tuple(lfree) + tuple(lc)
+    rperm = tuple(rb) + tuple(rc) + tuple(rfree)
     l3, r3, o3 = em.fresh(f"{out}_lhs"), em.fresh(f"{out}_rhs"), em.fresh(f"{out}_3d")
     em.line(f"{l3} = {_contiguous(em, lname, la, lperm)}.reshape(({B}, {M}, {K})){comment}")
     em.line(f"{r3} = {_contiguous(em, rname, ra, rperm)}.reshape(({B}, {K}, {N}))")
     em.line(f"{o3} = _rt.empty(({B}, {M}, {N}), {dt})")
-    if aval.dtype.kind in "fc" and K > 0:
-        # BLAS per batch, writing in place (an `o[b] = np.dot(...)` copy costs seconds to compile)
-        em.line(f"for _b in range({B}):")
-        em.line(f"    np.dot({l3}[_b], {r3}[_b], {o3}[_b])")
+    em.line(f"for _b in range({B}):")
+    em.line(f"    for _m in range({M}):")
+    em.line(f"        for _n in range({N}):")
+    em.line(f"            _s = {dt}(0)" if aval.dtype.kind != "b" else "            _s = False")
+    em.line(f"            for _k in range({K}):")
+    if aval.dtype.kind == "b":
+        em.line(f"                _s = _s | ({l3}[_b, _m, _k] & {r3}[_b, _k, _n])")
     else:
-        em.line(f"for _b in range({B}):")
-        em.line(f"    for _m in range({M}):")
-        em.line(f"        for _n in range({N}):")
-        em.line(f"            _s = {dt}(0)" if aval.dtype.kind != "b" else "            _s = False")
-        em.line(f"            for _k in range({K}):")
-        if aval.dtype.kind == "b":
-            em.line(f"                _s = _s | ({l3}[_b, _m, _k] & {r3}[_b, _k, _n])")
-        else:
-            em.line(f"                _s = {dt}(_s + {l3}[_b, _m, _k] * {r3}[_b, _k, _n])")
-        em.line(f"            {o3}[_b, _m, _n] = _s")
+        em.line(f"                _s = {dt}(_s + {l3}[_b, _m, _k] * {r3}[_b, _k, _n])")
+    em.line(f"            {o3}[_b, _m, _n] = _s")
     em.line(f"{out} = {o3}.reshape({aval.shape!r})")
 
 
-def _as_shape(em, base, expr, aval, perm, shape, comment):
-    """A variable holding `expr` (`aval`'s array with axes permuted by `perm`) as `shape`."""
+def _blas_matrices(em, base, name, aval, axes, batch_size, shape, comment):
+    """A template for `name` as BLAS matrices of `shape` (rows, cols): `.format('')` gives the
+    one matrix (batch_size 1), `.format('[_b]')` batch element `_b`'s. `axes` are its
+    (batch, row, column) axes. A reshape where the axes allow one ('C'), a reshape then `.T`
+    where they are transposed ('F'), else a copy with the axes permuted."""
+    batch, rows, cols = axes
+    layout = contraction_layout.matrix_layout(batch, rows, cols, aval.ndim) if aval.ndim else None
+    if layout is None:
+        perm = tuple(batch) + tuple(rows) + tuple(cols)
+        src, src_shape, layout = _contiguous(em, name, aval, perm), tuple(aval.shape[p] for p in perm), "C"
+    else:
+        src, src_shape = f"np.ascontiguousarray({name})", tuple(aval.shape)
+    matrix = tuple(shape) if layout == "C" else tuple(shape)[::-1]
+    full = matrix if batch_size == 1 else (batch_size,) + matrix
     var = em.fresh(base)
-    reshape = "" if tuple(aval.shape[p] for p in perm) == tuple(shape) else f".reshape({shape!r})"
-    em.line(f"{var} = {expr}{reshape}{comment}")
-    return var
+    em.line(f"{var} = {src}{'' if src_shape == full else f'.reshape({full!r})'}{comment}")
+    return var + "{}" + (".T" if layout == "F" else "")
 
 
 def _contiguous(em, name, aval, perm):
