@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from .api import _arg_names, _staged_constant, flat_arg_names, leaf_aval, leaf_value
+from .api import _arg_names, _staged_constant, check_outputs, flat_arg_names, leaf_aval, leaf_value
 from .autodiff import all_rules  # noqa: F401 - fills the rule tables
 from .autodiff import forward, reverse
 from .autodiff import zeros as Z
@@ -64,11 +64,8 @@ def stage_function(fun, args, kwargs=None, transform="grad", has_aux=False, labe
         out_leaves, s.out_tree = tree_util.tree_flatten(out)
         aux_leaves, s.aux_tree = tree_util.tree_flatten(aux) if has_aux else ([], None)
         s.n_out = len(out_leaves)
-        flat = []
-        for o in out_leaves + aux_leaves:
-            leaf_aval(o)  # a clear TypeError for non-array outputs
-            flat.append(o if isinstance(o, Tracer) else _staged_constant(o))
-        return flat
+        check_outputs(fun, (out, aux) if has_aux else out, out_leaves + aux_leaves, transform)
+        return [o if isinstance(o, Tracer) else _staged_constant(o) for o in out_leaves + aux_leaves]
 
     debug = DebugInfo(fun, transform, names)
     program, trace = stage(flat_fun, avals, names, debug, name=getattr(fun, "__name__", "fn"))

@@ -26,6 +26,7 @@ from ..core.tracer import Tracer
 from ..lax import control_flow as lcf
 from ..lax import elementwise as lew
 from ..lax._rules import to_operand
+from .mutation_watch import MutationWatch
 from .trace import StagingTrace
 
 
@@ -158,7 +159,7 @@ class Runtime:
         if not is_traced(test):
             return true_fn(*init) if test else false_fn(*init)
         pred = self.predicate(test, "`if`", line)
-        return self.staged_if(pred, (false_fn, true_fn), init, names, line, "`if`")
+        return self._watched(state, "`if`", line, self.staged_if, pred, (false_fn, true_fn), init, names, line, "`if`")
 
     def if_exp(self, test, true_thunk, false_thunk, line):
         if not is_traced(test):
@@ -184,7 +185,8 @@ class Runtime:
                     # the loop stages its test again in its own body: this probe's statements
                     # would be dead code in the printed program
                     del trace.stmts[mark:]
-                return _StagedLoop(self, names, line, "`while` loop").run_while(test_fn, body_fn, values)
+                loop = _StagedLoop(self, names, line, "`while` loop")
+                return self._watched(state, "`while` loop", line, loop.run_while, test_fn, body_fn, values)
             if not test:
                 return values
             values = tuple(body_fn(*values))
@@ -195,7 +197,20 @@ class Runtime:
             for v in range_fn(*args):
                 values = tuple(body_fn(v, *values[1:]))
             return values
-        return _StagedLoop(self, names, line, "`for` loop").run_range(args, body_fn, values)
+        loop = _StagedLoop(self, names, line, "`for` loop")
+        return self._watched(state, "`for` loop", line, loop.run_range, args, body_fn, values)
+
+    def _watched(self, state, construct, line, stage, *args):
+        """`stage(*args)`, raising a clear error at the construct if its staged bodies changed a
+        Python object the function can see (the bodies are staged once, not run per case)."""
+        watch = MutationWatch(state)
+        try:
+            result = stage(*args)
+        except Exception as e:
+            watch.check(self, construct, line, cause=e)  # the side effect is the cause to report
+            raise
+        watch.check(self, construct, line)
+        return result
 
     # --- and / or / not -----------------------------------------------------------------
 
