@@ -118,6 +118,13 @@ def test_first_calls_of_one_numba_jitted_function_compile_once(compiles):
     assert len(compiles) == 1
 
 
+def test_different_functions_compiling_one_program_share_its_module():
+    # eight jit caches, one generated module: its import and Numba compile race in codegen
+    fs = [omnistage.jit(lambda x: jnp.tanh(x) * 3.0 - 0.5) for _ in range(N_THREADS)]
+    results = race([lambda f=f: f(X) for f in fs])
+    assert_all_match(results, [np.tanh(X) * 3 - 0.5] * N_THREADS)
+
+
 def test_first_calls_of_different_jitted_functions_agree():
     for r in range(ROUNDS):
         fs = [omnistage.jit(lambda x, i=i: chain(x, c=float(i)), backend="interpreter") for i in range(N_THREADS)]
