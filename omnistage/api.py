@@ -368,12 +368,15 @@ class JitFunction:
         )
 
     def _call_target(self):
-        """The function to trace: its control-flow-converted version unless disabled."""
+        """The function to trace: its control-flow-converted version unless disabled (then
+        nothing the trace reaches is converted, through grad and vmap too, as in JAX)."""
+        from .staging.convert import call_unconverted, conversion_is_off, convert
+
         if not self._python_control_flow:
+            return functools.partial(call_unconverted, self._fun)
+        if conversion_is_off():  # inlined into a python_control_flow=False trace
             return self._fun
         if self._converted is None:
-            from .staging.convert import convert
-
             self._converted = convert(self._fun)
         return self._converted
 

@@ -80,6 +80,8 @@ def convert(fun):
     Bound methods, `functools.partial` objects and callable objects (through their class's
     `__call__`) are converted through their function; anything without convertible source
     is returned unchanged."""
+    if _OFF:
+        return fun
     if isinstance(fun, types.MethodType):
         func = convert(fun.__func__)
         return fun if func is fun.__func__ else types.MethodType(func, fun.__self__)
@@ -104,6 +106,24 @@ def convert(fun):
     converted = template.instantiate(fun)
     _CACHE[fun] = converted
     return converted
+
+
+_OFF = ThreadLocalStack()  # non-empty while `call_unconverted` runs (in this thread)
+
+
+def call_unconverted(fun, *args, **kwargs):
+    """`fun(*args, **kwargs)` with conversion off for everything the call reaches: functions it
+    calls, and those `grad`, `vmap` or a nested `jit` stage (JAX's behaviour, for
+    `jit(..., python_control_flow=False)`)."""
+    _OFF.append(fun)
+    try:
+        return fun(*args, **kwargs)
+    finally:
+        _OFF.pop()
+
+
+def conversion_is_off():
+    return bool(_OFF)
 
 
 def _convert_callable_object(obj):
@@ -893,4 +913,4 @@ class _ExprRewriter(ast.NodeTransformer):
         return False
 
 
-__all__ = ["convert", "converted_source", "assigned_names"]
+__all__ = ["convert", "converted_source", "assigned_names", "call_unconverted", "conversion_is_off"]

@@ -154,3 +154,12 @@ def test_grad_closes_over_non_differentiated_arguments_as_jax():
     value, g = jax.value_and_grad(lambda x, n: bump(x) * n)(2.0, 3)
     assert (float(value), float(g)) == (12.0, 6.0)
     assert float(jax.jit(jax.grad(lambda x, y: bump(x) * y))(2.0, 3.0)) == 6.0
+
+
+def test_python_control_flow_false_holds_through_grad_vmap_and_nested_jit():
+    inner = jax.jit(bump)  # default: converts when traced on its own
+    for fun, x in ((jax.grad(bump), 2.0), (jax.vmap(bump), jnp.ones(2)), (lambda v: inner(v), 2.0)):
+        with pytest.raises(errors.TracerBoolConversionError):
+            ijit(fun, python_control_flow=False)(x)
+    assert float(inner(2.0)) == 4.0  # its own conversion is untouched
+    assert float(ijit(jax.grad(bump))(2.0)) == 2.0
