@@ -50,6 +50,7 @@ import types
 import warnings
 import weakref
 
+from ..core.source_info import is_internal_file
 from ..core.thread_local import ThreadLocalStack
 from .control_flow_runtime import Runtime
 
@@ -59,9 +60,6 @@ _NOT_CONVERTED = weakref.WeakKeyDictionary()  # fun -> why it is returned unchan
 _TEMPLATES = weakref.WeakKeyDictionary()  # code object -> _Template, or why it is not converted
 _REWRITTEN_CODE = weakref.WeakSet()  # code objects the rewrite compiled (nested ones included)
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-# Files of the package that are written as user code: the guided tour's examples.
-_USER_CODE_IN_PKG = (_PKG_DIR + "__main__.py",)
 _LIB_DIRS = tuple(
     os.path.abspath(p) + os.sep
     for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
@@ -149,6 +147,12 @@ def converted_source(fun):
     return source
 
 
+def why_not_converted(code):
+    """Why functions of `code` run unconverted, or None (converted, or never tried)."""
+    template = _TEMPLATES.get(code)
+    return template if isinstance(template, str) else None
+
+
 class _NoSource(Exception):
     pass
 
@@ -162,7 +166,7 @@ def _unconvertible(fun):
     if module.split(".")[0] in _SKIP_MODULES:
         return f"functions of {module} are not converted"
     filename = os.path.abspath(code.co_filename)
-    if filename.startswith(_PKG_DIR) and filename not in _USER_CODE_IN_PKG:
+    if is_internal_file(filename):  # the guided tour's examples (__main__.py) are user code
         return "omnistage's own functions are not converted"
     if filename.startswith(_LIB_DIRS):
         return "functions of the standard library and installed packages are not converted"
@@ -913,4 +917,5 @@ class _ExprRewriter(ast.NodeTransformer):
         return False
 
 
-__all__ = ["convert", "converted_source", "assigned_names", "call_unconverted", "conversion_is_off"]
+__all__ = ["convert", "converted_source", "assigned_names", "call_unconverted", "conversion_is_off",
+           "why_not_converted"]

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..core import primitive as core_primitive
 from ..core.array import Array
-from ..core.errors import add_location
-from ..core.source_info import describe_traceback, user_loc
+from ..core.errors import TracerBoolConversionError, add_location
+from ..core.source_info import describe_traceback, is_internal_file, user_loc
 from ..core.tracer import Tracer
 from . import literals, naming
 from .program import BodyRef, Program, make_stmt, name_atom
@@ -296,6 +296,30 @@ def _aval_of_value(x):
     return aval_of(x)
 
 
+def _note_unconverted(exc):
+    """A traced condition in a user function the control-flow rewrite could not convert (typed
+    at the interactive prompt, made by exec): the error says why the `if` ran as plain Python."""
+    if not isinstance(exc, TracerBoolConversionError) or getattr(exc, "_omnistage_unconverted_noted", False):
+        return
+    from .convert import why_not_converted
+
+    code, tb = None, exc.__traceback__
+    while tb is not None:
+        c = tb.tb_frame.f_code
+        if not is_internal_file(c.co_filename) and not c.co_filename.startswith("<frozen"):
+            code = c
+        tb = tb.tb_next
+    reason = why_not_converted(code) if code is not None else None
+    if reason is None or not exc.args:
+        return
+    exc.args = (
+        f"{exc.args[0]}\nomnistage could not convert the Python control flow of {code.co_name}, so "
+        f"its condition ran as plain Python: {reason}. Define {code.co_name} in a file (a module or "
+        f"script), or use lax.cond / lax.while_loop / jnp.where.",
+    ) + tuple(exc.args[1:])
+    exc._omnistage_unconverted_noted = True
+
+
 def stage(fun, in_avals, arg_names=None, debug_info=None, name=None):
     """Trace `fun(*tracers)` (flat inputs and outputs) into a Program.
 
@@ -311,6 +335,7 @@ def stage(fun, in_avals, arg_names=None, debug_info=None, name=None):
         program = trace.finish(list(outs), name or debug_info.fun_name)
     except (TypeError, ValueError, IndexError, NotImplementedError) as e:
         # errors raised by op libraries while tracing name the user's line, like shape-rule errors
+        _note_unconverted(e)
         raise add_location(e, describe_traceback(e.__traceback__))
     finally:
         trace.finished = True

@@ -163,3 +163,16 @@ def test_python_control_flow_false_holds_through_grad_vmap_and_nested_jit():
             ijit(fun, python_control_flow=False)(x)
     assert float(inner(2.0)) == 4.0  # its own conversion is untouched
     assert float(ijit(jax.grad(bump))(2.0)) == 2.0
+
+
+def test_error_in_an_unconvertible_function_says_why_it_was_not_converted():
+    namespace = {}
+    exec("def typed_at_a_prompt(x):\n    if x > 0:\n        return x\n    return -x\n", namespace)
+    with pytest.raises(errors.TracerBoolConversionError) as info:
+        ijit(namespace["typed_at_a_prompt"])(1.0)
+    message = str(info.value)
+    assert "could not convert the Python control flow of typed_at_a_prompt" in message
+    assert "source is not available" in message and "Define typed_at_a_prompt in a file" in message
+    with pytest.raises(errors.TracerBoolConversionError) as info:
+        ijit(bump, python_control_flow=False)(1.0)  # converted, just not asked to be: no note
+    assert "could not convert" not in str(info.value)
