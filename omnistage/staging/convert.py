@@ -318,7 +318,9 @@ def _holding(lambdas, code):
     one when lambdas nest. Python < 3.11 has no positions: every candidate stays."""
     if not hasattr(code, "co_positions"):
         return lambdas
-    spots = [(l, c, el, ec) for l, el, c, ec in code.co_positions() if None not in (l, el, c, ec)]
+    # (zero-width positions, such as the RESUME at column 0 that starts every code object, say nothing)
+    spots = [(l, c, el, ec) for l, el, c, ec in code.co_positions()
+             if None not in (l, el, c, ec) and (l, c) != (el, ec)]
     if not spots:
         return lambdas
     held = [n for n in lambdas if all(

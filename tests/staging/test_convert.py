@@ -564,3 +564,21 @@ def test_differential_return_in_nested_ifs(a, b):
 
     got = jit(f)(np.float32(a), np.float32(b))
     np.testing.assert_allclose(got, f(np.float32(a), np.float32(b)), rtol=1e-6)
+
+
+# --- lambdas: found by line, parameters and columns ---------------------------------------------
+
+
+def test_lambdas_sharing_a_line_are_told_apart():
+    pair = (lambda x: double_above(x, 1.0), lambda x: double_above(x, 5.0))  # noqa: E731
+    assert [float(jit(f)(np.float32(3.0))) for f in pair] == [6.0, 3.0]
+    nested = lambda x: (lambda y: double_above(y, 1.0))(x) + 1.0  # noqa: E731
+    assert float(jit(nested)(np.float32(3.0))) == 7.0
+
+
+def test_multiline_lambda_with_defaults_and_conditional_expression():
+    f = (lambda x, k=2.0:
+         x * k
+         if x > 0 else -x)
+    assert [float(jit(f)(np.float32(v))) for v in (3.0, -2.0)] == [6.0, 2.0]
+    assert "if_exp" in converted_source(f)
