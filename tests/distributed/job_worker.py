@@ -1,0 +1,35 @@
+"""Worker of test_jobs.py, run as `mpiexec -n 2 python job_worker.py MODE`:
+
+- `cache`: one small pmap with a psum; prints where its machine code came from (a second job
+  with the same cache directory must load it, not compile);
+- `abort`: process 1 raises while process 0 waits in a collective inside a compiled kernel: the
+  job must end (MPI_Abort) with process 1's error printed, not hang.
+"""
+import sys
+import time
+
+import numpy as np
+
+import omnistage as jax
+from omnistage import lax
+
+jax.distributed.initialize()
+RANK = jax.process_index()
+mode = sys.argv[1]
+
+f = jax.pmap(lambda x: lax.psum(x * 2.0, "i"), axis_name="i")
+x = np.full((1, 3), RANK + 1.0, np.float32)
+
+if mode == "cache":
+    compiled = f.lower(x).compile()
+    print(f"{RANK} info cache_status: {compiled.executable.cache_status}", flush=True)
+    got = np.asarray(compiled(x))
+    assert np.array_equal(got, np.full((1, 3), 6.0, np.float32)), got
+    print(f"{RANK} ok done", flush=True)
+elif mode == "abort":
+    if RANK == 1:
+        time.sleep(1.0)
+        raise ValueError("process 1 gives up on purpose")
+    print(f"{RANK} ok waiting", flush=True)
+    while True:  # process 1 never joins this psum
+        f(x)

@@ -1,0 +1,23 @@
+"""Real MPI jobs (`mpiexec -n 2`): a kernel compiled by one job is loaded from the disk cache
+by the next without recompiling, and a failing process aborts the whole job within seconds."""
+import time
+
+from tests.distributed.mpi_job import checks, run_job
+
+
+def test_second_job_loads_the_cached_kernel(tmp_path):
+    first = checks(run_job("job_worker.py", "cache", cache_dir=tmp_path))
+    second = checks(run_job("job_worker.py", "cache", cache_dir=tmp_path))
+    assert any("compiled" in r["cache_status"] for r in first.values()), first
+    for rank, r in second.items():
+        assert r["cache_status"] == "machine code loaded from the disk cache", (rank, r)
+
+
+def test_a_failing_process_aborts_the_job(tmp_path):
+    start = time.perf_counter()
+    proc = run_job("job_worker.py", "abort", cache_dir=tmp_path, timeout=120)
+    elapsed = time.perf_counter() - start
+    assert proc.returncode != 0
+    assert "process 1 gives up on purpose" in proc.stderr
+    assert "aborting the MPI job" in proc.stderr
+    assert elapsed < 100, elapsed  # the job ended: it would otherwise wait in psum until the timeout
