@@ -156,7 +156,11 @@ def _check_grad_output(aval, holomorphic, transform):
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """`fun` -> a function returning (fun's value, its gradient w.r.t. `argnums`)."""
-    transform = "value_and_grad"
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "value_and_grad")
+
+
+def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, transform):
+    """value_and_grad, with the name of the transformation the user called (for messages)."""
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
@@ -196,7 +200,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """`fun` -> its gradient w.r.t. `argnums` (with `has_aux`: (gradient, aux))."""
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
 
     @functools.wraps(fun)
     def grad_f(*args, **kwargs):

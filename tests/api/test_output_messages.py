@@ -26,6 +26,7 @@ def returns_named(x):
 TRANSFORMS = {
     "jit": lambda f: jax.jit(f, backend="interpreter")(jnp.ones(())),
     "grad": lambda f: jax.grad(f)(jnp.ones(())),
+    "value_and_grad": lambda f: jax.value_and_grad(f)(jnp.ones(())),
     "vmap": lambda f: jax.vmap(f)(jnp.ones(2)),
     "make_jaxpr": lambda f: jax.make_jaxpr(f)(jnp.ones(())),
 }
@@ -44,3 +45,4 @@ def test_non_array_output_is_named_as_the_output(transform, fun, what, hint):
     line = fun.__code__.co_firstlineno
     assert message.startswith(f"The output (return value) of {fun.__name__} at {HERE}:{line} {what}"), message
     assert hint in message and "Argument" not in message
+    assert f"transformed by {transform} must" in message  # the transformation the user called
