@@ -83,6 +83,8 @@ def main(argv=None):
     print(program)
     ns = {}
     exec(compile(str(program), "<tour>", "exec"), ns)
+    print("(each parameter is annotated with its shape and dtype, as JAX prints avals; the")
+    print("annotations are strings, so the text still runs)")
     print(f"running that printed source: log2(8.0) = {ns['log2'](jnp.float32(8.0))[0]}")
 
     _banner("2. jit: trace once per shape/dtype, compile the staged program with Numba")
