@@ -12,7 +12,7 @@ import numpy as np
 from ..staging import literals
 from . import fusable_forms, index_maps, narrow_floats, parallel, provenance, scalar_rules
 from ..staging.program import eqn
-from . import contraction_layout
+from . import blas_threads, contraction_layout, profile
 from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
 
@@ -882,6 +882,7 @@ def _emit_dot_general(em, e):
     lname, rname = ast.unparse(lhs), ast.unparse(rhs)
     dt = _np_dtype(aval.dtype)
     if aval.dtype.kind in "fc" and K > 0:
+        blas_threads.configure()  # once per process, before the first program that calls BLAS runs
         # BLAS on each batch element's matrices; an operand is a reshape of itself, a
         # transposed one an F-ordered view (np.dot gives BLAS a transpose flag), copied only
         # when it is neither. Results are written in place (an `o[b] = np.dot(...)` copy
@@ -975,7 +976,8 @@ def emit_module(program, vmath_lookup=lambda name, dtype: None, threads=True):
     """(module source, function name) for `program`; raises Unsupported if a primitive has
     no lowering yet. Rank-0 inputs and outputs of the entry function are scalars.
     `threads=False` emits no parallel loops (the serial build of a parallel program)."""
-    return ModuleEmitter(program, vmath_lookup, threads).emit(), program.name
+    source = ModuleEmitter(program, vmath_lookup, threads).emit()
+    return (profile.instrument(source, program.name) if profile.enabled() else source), program.name
 from . import opaque_rules  # noqa: F401
 from . import mpi_lowering  # noqa: E402 - registers the cross-process collectives' rules
 from . import fft_lowering  # noqa: E402,F401 - registers fft's rule (numpy.fft via rocket-fft)
