@@ -1,0 +1,34 @@
+"""The logistic distribution (`jax.scipy.stats.logistic`)."""
+from ... import numpy as jnp
+from ..promotion import promote_args_inexact
+from ..special import expit, logit
+
+
+def logpdf(x, loc=0, scale=1):
+    x, loc, scale = promote_args_inexact(x, loc, scale)
+    half = (x - loc) / scale / 2
+    return -2 * jnp.logaddexp(half, -half) - jnp.log(scale)
+
+
+def pdf(x, loc=0, scale=1):
+    return jnp.exp(logpdf(x, loc, scale))
+
+
+def cdf(x, loc=0, scale=1):
+    x, loc, scale = promote_args_inexact(x, loc, scale)
+    return expit((x - loc) / scale)
+
+
+def sf(x, loc=0, scale=1):
+    x, loc, scale = promote_args_inexact(x, loc, scale)
+    return expit(-(x - loc) / scale)
+
+
+def ppf(q, loc=0, scale=1):
+    q, loc, scale = promote_args_inexact(q, loc, scale)
+    return logit(q) * scale + loc
+
+
+def isf(q, loc=0, scale=1):
+    q, loc, scale = promote_args_inexact(q, loc, scale)
+    return -logit(q) * scale + loc
