@@ -21,7 +21,7 @@ import ctypes
 SYMBOL = "omnistage_mpi_handles"
 
 # slots
-READY, COMM, RANK, SIZE, ALLREDUCE, ALLGATHER = range(6)
+READY, COMM, RANK, SIZE, ALLREDUCE, ALLGATHER, IN_PLACE = range(7)
 
 # element dtypes the kernels exchange (float16/bfloat16 are float32 in compiled code), and
 # mpi4py's names of the matching MPI datatypes
@@ -32,13 +32,13 @@ DTYPES = {
     "uint8": "UINT8_T", "uint16": "UINT16_T", "uint32": "UINT32_T", "uint64": "UINT64_T",
     "bool": "C_BOOL",
 }
-DTYPE_SLOT = {name: 6 + i for i, name in enumerate(DTYPES)}
+DTYPE_SLOT = {name: 7 + i for i, name in enumerate(DTYPES)}
 
 # reduction operations: the process_allreduce primitive's `op` parameter -> mpi4py's name
 OPS = {"sum": "SUM", "max": "MAX", "min": "MIN", "or": "LOR", "and": "LAND"}
-OP_SLOT = {name: 6 + len(DTYPES) + i for i, name in enumerate(OPS)}
+OP_SLOT = {name: 7 + len(DTYPES) + i for i, name in enumerate(OPS)}
 
-LENGTH = 6 + len(DTYPES) + len(OPS)
+LENGTH = 7 + len(DTYPES) + len(OPS)
 
 table = (ctypes.c_int64 * LENGTH)()
 
@@ -57,6 +57,7 @@ def fill(MPI, comm):
     table[SIZE] = comm.Get_size()
     table[ALLREDUCE] = ctypes.cast(lib.MPI_Allreduce, ctypes.c_void_p).value
     table[ALLGATHER] = ctypes.cast(lib.MPI_Allgather, ctypes.c_void_p).value
+    table[IN_PLACE] = int(MPI.IN_PLACE)  # the MPI_IN_PLACE pointer: (void *)-1 in MPICH, 1 in Open MPI
     for name, mpi_name in DTYPES.items():
         table[DTYPE_SLOT[name]] = MPI._handleof(getattr(MPI, mpi_name))
     for name, mpi_name in OPS.items():

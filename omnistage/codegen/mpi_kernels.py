@@ -1,5 +1,5 @@
 """The MPI calls compiled kernels make: generated modules import this module as `_mpi` and call
-`_mpi.allreduce(x, op)`, `_mpi.allgather(x)` and `_mpi.rank()` inside their njit functions,
+`_mpi.allreduce(x, op)` (or `allreduce_in_place`), `_mpi.allgather(x)` and `_mpi.rank()` inside their njit functions,
 so a multi-process collective is one native call in the middle of the kernel, not a return to
 Python.
 
@@ -95,6 +95,24 @@ def _allreduce_call(typingctx, src, dst, count, op_slot):
 
 
 @intrinsic
+def _allreduce_in_place_call(typingctx, buf, count, op_slot):
+    """MPI_Allreduce(MPI_IN_PLACE, buf, count, <dtype>, table[op_slot], comm)."""
+    if not isinstance(buf, types.Array):
+        return None
+    dtype_slot = _dtype_slot(buf)
+
+    def codegen(context, builder, sig, args):
+        fn = builder.inttoptr(_load(builder, H.ALLREDUCE), _ALLREDUCE_T.as_pointer())
+        in_place = builder.inttoptr(_load(builder, H.IN_PLACE), _I8P)
+        n = builder.trunc(args[1], _I32)
+        call_args = [in_place, _data(context, builder, sig.args[0], args[0]), n, _load(builder, dtype_slot),
+                     _load(builder, args[2]), _load(builder, H.COMM)]
+        return builder.call(fn, call_args)
+
+    return types.int32(buf, types.int64, types.int64), codegen
+
+
+@intrinsic
 def _allgather_call(typingctx, src, dst, count):
     """MPI_Allgather(src, count, <dtype>, dst, count, <dtype>, comm)."""
     if not (isinstance(src, types.Array) and isinstance(dst, types.Array)):
@@ -144,6 +162,18 @@ def allreduce(x, op_slot):
         stop = min(n, start + _CHUNK)
         _check_status(_allreduce_call(x[start:stop], out[start:stop], stop - start, op_slot))
     return out
+
+
+@_kernel
+def allreduce_in_place(buf, op_slot):
+    """Reduce the 1-D C-contiguous array `buf` over every process, in place (the caller owns
+    it: a fresh local result no one else reads); returns it."""
+    _check_ready()
+    n = buf.shape[0]
+    for start in range(0, n, _CHUNK):
+        stop = min(n, start + _CHUNK)
+        _check_status(_allreduce_in_place_call(buf[start:stop], stop - start, op_slot))
+    return buf
 
 
 @_kernel

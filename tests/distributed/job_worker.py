@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 import omnistage as jax
+from tests.distributed.report import report
 from omnistage import lax
 
 jax.distributed.initialize()
@@ -22,14 +23,14 @@ x = np.full((1, 3), RANK + 1.0, np.float32)
 
 if mode == "cache":
     compiled = f.lower(x).compile()
-    print(f"{RANK} info cache_status: {compiled.executable.cache_status}", flush=True)
+    report(RANK, "info", "cache_status", compiled.executable.cache_status)
     got = np.asarray(compiled(x))
     assert np.array_equal(got, np.full((1, 3), 6.0, np.float32)), got
-    print(f"{RANK} ok done", flush=True)
+    report(RANK, "ok", "done")
 elif mode == "abort":
     if RANK == 1:
         time.sleep(1.0)
         raise ValueError("process 1 gives up on purpose")
-    print(f"{RANK} ok waiting", flush=True)
+    report(RANK, "ok", "waiting")
     while True:  # process 1 never joins this psum
         f(x)

@@ -2,8 +2,8 @@
 with a timeout and a private cache (omnistage's and Numba's), and returns the finished process.
 
 Tests that use it skip when mpi4py or mpiexec is missing (the `distributed` extra is not
-installed). Workers print one line per check, `<rank> ok <name>` or `<rank> FAIL <name>: <why>`, and
-`<rank> info <name>: <value>` for what a test inspects.
+installed). Workers report one line per check (`report.py`), `<rank> ok <name>` or
+`<rank> FAIL <name>: <why>`, and `<rank> info <name>: <value>` for what a test inspects.
 """
 import os
 import shutil
@@ -38,16 +38,27 @@ def job_env(cache_dir, **extra):
 
 
 def run_job(worker, *args, cache_dir, n=2, timeout=300, **env):
+    """The finished `mpiexec -n n python worker args`; its ranks' reports are in `.results`."""
+    results = os.path.join(str(cache_dir), f"results-{len(os.listdir(str(cache_dir)))}")
+    os.makedirs(results)
     command = [mpiexec(), "-n", str(n), sys.executable, os.path.join(HERE, worker), *args]
-    return subprocess.run(command, env=job_env(str(cache_dir), **env), capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(command, env=job_env(str(cache_dir), OMNISTAGE_TEST_RESULTS=results, **env),
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    proc.results = results
+    return proc
 
 
 def checks(proc, n=2):
     """{rank: {check name: 'ok' or the failure}} from a job's output; fails the test on a
     crashed job or a rank that did not finish."""
     results = {rank: {} for rank in range(n)}
-    for line in proc.stdout.splitlines():
+    lines = []
+    for rank in range(n):
+        path = os.path.join(proc.results, f"rank{rank}.txt")
+        if os.path.exists(path):
+            with open(path) as f:
+                lines += f.read().splitlines()
+    for line in lines:
         parts = line.split(" ", 2)
         if len(parts) == 3 and parts[0].isdigit() and parts[1] in ("ok", "FAIL", "info"):
             name, _, text = parts[2].partition(": ")

@@ -4,13 +4,14 @@ checks per launch (MPI jobs are slow to start and compile on a 2-core machine).
 Every rank builds the same global data; pmap gets this process's rows, and its outputs are
 compared with the one-process reference: `vmap` with the same axis name over the global rows
 (inside a job, vmap stays local to its process), whose rows for this process are the expected
-local shard. Prints `<rank> ok <name>` or `<rank> FAIL <name>: <why>`, then `<rank> ok done`.
+local shard. Reports (`report.py`) `<rank> ok <name>` or `<rank> FAIL <name>: <why>`, then `done`.
 """
 import traceback
 
 import numpy as np
 
 import omnistage as jax
+from tests.distributed.report import report
 import omnistage.numpy as jnp
 from omnistage import lax
 
@@ -27,9 +28,9 @@ def check(name):
             fn()
         except Exception:  # noqa: BLE001 - reported to the test, which fails
             why = traceback.format_exc().strip().replace("\n", " | ")
-            print(f"{RANK} FAIL {name}: {why}", flush=True)
+            report(RANK, "FAIL", name, why)
         else:
-            print(f"{RANK} ok {name}", flush=True)
+            report(RANK, "ok", name)
 
     return run
 
@@ -88,7 +89,7 @@ def _():
     compiled = pmapped.lower(*[x[MINE] for x in DATA]).compile()
     text = compiled.as_text()
     assert compiled.backend == "numba_cpu", compiled.backend
-    for call in ("_mpi.allreduce(", "_mpi.allgather(", "_mpi.rank()", "from omnistage.codegen import mpi_kernels as _mpi"):
+    for call in ("_mpi.allreduce", "_mpi.allgather(", "_mpi.rank()", "from omnistage.codegen import mpi_kernels as _mpi"):
         assert call in text, call
 
 
@@ -107,6 +108,17 @@ def _():
     x[N - 1] = np.nan  # the last process's row
     hi, lo = jax.pmap(lambda v: (lax.pmax(v, "i"), lax.pmin(v, "i")), axis_name="i")(x[MINE])
     assert np.isnan(np.asarray(hi)).all() and np.isnan(np.asarray(lo)).all()
+
+
+@check("a collective of an unmapped input leaves the input intact")
+def _():
+    counts = np.array([3, 1, 4], np.int32) * (RANK + 1)  # differs by process: pmax must reduce
+    f = jax.pmap(lambda x, c: (lax.pmax(c, "i"), lax.psum(c, "i") + x), axis_name="i", in_axes=(0, None))
+    hi, total = f(np.zeros((L, 3), np.int32), counts)
+    assert "_mpi.allreduce(np.ascontiguousarray(" in f.lower(np.zeros((L, 3), np.int32), counts).compile().as_text()
+    np.testing.assert_array_equal(np.asarray(hi), [[6, 2, 8]])
+    np.testing.assert_array_equal(np.asarray(total), [[9, 3, 12]])
+    np.testing.assert_array_equal(counts, np.array([3, 1, 4]) * (RANK + 1))
 
 
 W = rng.normal(size=(3, 4)).astype(np.float32)
@@ -182,4 +194,4 @@ def _():
         raise AssertionError("no error")
 
 
-print(f"{RANK} ok done", flush=True)
+report(RANK, "ok", "done")

@@ -1,0 +1,30 @@
+"""The issue's done-criterion: examples/horovod.py (the seeds' "Write your own Horovod") under
+`mpiexec -n 2` prints, step by step, the losses of the one-process run on the same global
+batches, to float32 rounding."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.distributed.mpi_job import HERE, job_env, mpiexec
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "horovod.py")
+
+
+def _losses(command, cache_dir):
+    out = subprocess.run(command + [EXAMPLE, "--steps", "8", "--log-every", "1"], env=job_env(str(cache_dir)),
+                         capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return [float(x) for x in re.findall(r"^step \d+; loss (\S+)$", out.stdout, re.M)]
+
+
+@pytest.mark.slow  # compiles the training step twice (one and two processes): ~1-2 min
+def test_two_processes_give_the_one_process_losses(tmp_path):
+    launcher = mpiexec()
+    one = _losses([sys.executable], tmp_path)
+    two = _losses([launcher, "-n", "2", sys.executable], tmp_path)
+    assert len(one) == len(two) == 8
+    np.testing.assert_allclose(two, one, rtol=5e-6)
