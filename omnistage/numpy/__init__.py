@@ -20,6 +20,11 @@ from .special import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from . import linalg  # noqa: F401  (jnp.linalg)
 from . import fft  # noqa: F401  (jnp.fft)
+from .index_tricks import *  # noqa: F401,F403
+from .polynomials import *  # noqa: F401,F403
+from .functional import *  # noqa: F401,F403
+from .array_api import *  # noqa: F401,F403
+from .array_api import __array_api_version__, __array_namespace_info__  # noqa: F401 - dunders skip *
 
 dtype = _np.dtype
 finfo = _np.finfo
