@@ -26,12 +26,21 @@ class SourceLoc:
         return linecache.getline(self.file, self.line).strip()
 
     @property
+    def site(self):
+        """`file:line` as provenance comments show it (`In[3]:2` for a notebook cell)."""
+        return f"{file_label(self.file)}:{self.line}"
+
+    @property
     def short(self):
-        return f"{os.path.basename(self.file)}:{self.line}"
+        return self.site
 
     def describe(self):
         text = self.text
-        where = f'  File "{self.file}", line {self.line}, in {self.function}'
+        cell = cell_name(self.file)
+        if cell is not None:  # named as IPython's tracebacks name it
+            where = f"  Cell {cell}, line {self.line}, in {self.function}"
+        else:
+            where = f'  File "{self.file}", line {self.line}, in {self.function}'
         return where + (f"\n    {text}" if text else "")
 
     def __eq__(self, other):
@@ -42,6 +51,29 @@ class SourceLoc:
 
     def __repr__(self):
         return f"SourceLoc({self.short}, in {self.function})"
+
+
+def cell_name(filename):
+    """`In[7]` when `filename` is Jupyter's cell 7, else None. ipykernel compiles each cell
+    from a temporary file named like `1071896056.py`, meaningless to the reader; IPython keeps
+    the map, and is asked only if already loaded."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    compiler = getattr(shell, "compile", None)
+    if compiler is None or not hasattr(compiler, "format_code_name"):
+        return None
+    named = compiler.format_code_name(filename)
+    return None if named is None else named[1]
+
+
+def file_label(filename):
+    """How provenance comments name `filename`: its base name, or `In[7]` for a notebook cell."""
+    return cell_name(filename) or os.path.basename(filename)
+
+
+def file_path(filename):
+    """How messages name `filename`: the whole path, or `In[7]` for a notebook cell."""
+    return cell_name(filename) or filename
 
 
 # Files inside the package that are user-level code (the guided tour), not library code.
@@ -65,7 +97,7 @@ class DerivedLoc(SourceLoc):
 
     @property
     def short(self):
-        return f"{os.path.basename(self.file)}:{self.line} ({self.role})"
+        return f"{self.site} ({self.role})"
 
     def __repr__(self):
         return f"DerivedLoc({self.short}, in {self.function})"

@@ -13,7 +13,6 @@ Owns: `Runtime`, `Undefined` and the errors of rejected constructs. Imports core
 """
 import builtins
 import linecache
-import os
 import re
 
 import numpy as np
@@ -22,6 +21,7 @@ from ..core import dtypes, errors, tree_util
 from ..core.array import Array, aval_of
 from ..core.aval import ShapedArray
 from ..core.primitive import current_trace
+from ..core.source_info import file_label, file_path
 from ..core.tracer import Tracer
 from ..lax import control_flow as lcf
 from ..lax import elementwise as lew
@@ -109,11 +109,11 @@ class Runtime:
 
     def where(self, line):
         text = linecache.getline(self.filename, line).strip()
-        loc = f'File "{self.filename}", line {line}'
+        loc = f'File "{file_path(self.filename)}", line {line}'
         return loc + (f"\n    {text}" if text else "")
 
     def short(self, line):
-        return f"{os.path.basename(self.filename)}:{line}"
+        return f"{file_label(self.filename)}:{line}"
 
     def display(self, name):
         if name in self.return_vars:

@@ -140,6 +140,8 @@ def converted_source(fun):
     conv = convert(fun)
     base = getattr(conv, "__func__", getattr(conv, "func", conv))
     source = getattr(base, "__omnistage_source__", None)
+    if source is None and getattr(fun, "__wrapped__", None) is not None:
+        return converted_source(fun.__wrapped__)  # jit(f) and the like: f's rewrite
     if source is None:
         raw = getattr(fun, "__func__", getattr(fun, "func", fun))
         why = _NOT_CONVERTED.get(raw, "it is not a Python function") if isinstance(raw, types.FunctionType) else "it is not a Python function"

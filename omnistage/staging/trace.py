@@ -23,7 +23,7 @@ import numpy as np
 from ..core import primitive as core_primitive
 from ..core.array import Array
 from ..core.errors import TracerBoolConversionError, add_location
-from ..core.source_info import describe_traceback, is_internal_file, user_loc
+from ..core.source_info import describe_traceback, file_path, is_internal_file, user_loc
 from ..core.tracer import Tracer
 from . import literals, naming
 from .program import BodyRef, Program, make_stmt, name_atom
@@ -49,7 +49,7 @@ class DebugInfo:
         except ValueError:  # a __wrapped__ cycle
             target = fun
         code = getattr(getattr(target, "__func__", target), "__code__", None)
-        self.where = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else "<unknown>"
+        self.where = f"{file_path(code.co_filename)}:{code.co_firstlineno}" if code is not None else "<unknown>"
         self.transform = transform
         self.arg_names = tuple(arg_names)
 

@@ -486,6 +486,10 @@ def test_converted_source_is_readable_python():
     compile(src, "<check>", "exec")
 
 
+def test_converted_source_of_a_jitted_function_is_its_functions():
+    assert converted_source(omnistage.jit(count_to)) == converted_source(count_to)
+
+
 def test_tracebacks_and_staged_lines_point_at_the_users_lines():
     def f(x):
         y = x * 2
