@@ -59,7 +59,7 @@ def _fold_body(body, fn, program):
         e = eqn(stmt) if is_eqn(stmt) else None
         rewritten = None
         if e is not None and e.prim == "dot_general":
-            rewritten = _fold_operands(e, producer, uses)
+            rewritten = _fold_operands(e, producer)
         elif e is not None and e.prim == "transpose":
             rewritten = _swap_operands(e, producer, uses, program)
         if rewritten is None:
@@ -70,7 +70,7 @@ def _fold_body(body, fn, program):
         producer[eqn(rewritten).outs[0]] = eqn(rewritten)
     if not changed:
         return None
-    return _drop_unread(new, fn)
+    return _drop_unread(new)
 
 
 def _use_counts(fn):
@@ -81,7 +81,7 @@ def _use_counts(fn):
     return counts
 
 
-def _fold_operands(e, producer, uses):
+def _fold_operands(e, producer):
     """`e` (a dot_general) reading the inputs of its operands' transposes, or None."""
     (lc, rc), (lb, rb) = e.params["dimension_numbers"]
     ins = list(e.ins)
@@ -133,7 +133,7 @@ def _transpose_of(atom, producer):
     return t if t is not None and t.prim == "transpose" else None
 
 
-def _drop_unread(body, fn):
+def _drop_unread(body):
     """`body` without the transposes and dot_generals nothing reads any more (the ones the
     rewrites replaced); other statements are left to the clean-up passes."""
     while True:

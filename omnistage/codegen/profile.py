@@ -2,17 +2,16 @@
 
 With the variable set, `instrument` rewrites each generated module's entry function: before
 every group of lines that starts a program statement (the lines carrying the user's
-`file:line` comment; fused loop nests and BLAS calls are one group each) it inserts a timer
-mark, a `with numba.objmode():` call of `mark` (Python's clock: generated code has none of its
-own). A mark adds the time since the previous mark to the previous group. At exit (or when
-`report()` is called) the groups that took the most time are printed on stderr, per program:
-seconds, share of the program's time, the user's line and the names the group assigns.
+`file:line` comment; fused loop nests and BLAS calls are one group each) it stores the CPU's
+cycle counter (profile_clock.cycles: a few nanoseconds) into a local array, and
+before the return it hands the array to `record` in one `with numba.objmode():` block (a switch
+into the interpreter, ~0.1 ms, per call, outside every group). At exit (or when `report()` is
+called) the groups that took the most time are printed on stderr, per program: time per call,
+share of the program's time, the user's line, the names the group assigns and its kind.
+Cycles become seconds by a calibration against time.perf_counter (once per process).
 
-The marks cost a few microseconds each (a switch into the interpreter and back), counted in the
-group before them; programs of many tiny statements look slower than they are. The instrumented
-module is another text, so it is cached apart from the uninstrumented one and never replaces
-it. Control-flow bodies are timed as the one statement that calls them. Imports only the
-standard library and NumPy (generated modules import it).
+The instrumented module is another text, so it is cached apart from the uninstrumented one and
+never replaces it. Control-flow bodies are timed as the one statement that calls them.
 """
 import atexit
 import hashlib
@@ -21,13 +20,15 @@ import re
 import sys
 import time
 
+import numpy as np
+
 _LOC = re.compile(r"  # ([^#\n]*?:\d+)(?=  #|$)")
 _ASSIGN = re.compile(r"^    (\w+(?:, \w+)*) = ")
 _TOP = "    "
 
 _programs = {}  # key -> {"name", "labels", "seconds", "calls"}
-_state = {}  # key -> (index of the group running, its start time)
 _registered = False
+_seconds_per_cycle = None
 
 
 def enabled():
@@ -35,23 +36,40 @@ def enabled():
 
 
 def instrument(source, fn_name):
-    """`source` (a generated module) with timer marks in its entry function `fn_name`."""
+    """`source` (a generated module) with timer marks in each of its functions: the entry
+    `fn_name` and the control-flow bodies it calls (each reported on its own)."""
     lines = source.split("\n")
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {fn_name}("))
-    end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i].startswith(" ")), len(lines))
-    body = lines[start + 1:end]
-    key = int(hashlib.sha256(_LOC.sub("", source).encode()).hexdigest()[:12], 16)
-    labels, out = [], []
-    for k, group in enumerate(_groups(body)):
-        labels.append(_label(group))
-        out += [f"{_TOP}with numba.objmode():", f"{_TOP}    _prof.mark({key}, {k})"] + group
-    decorator = lines[start - 1].replace("nogil=True, ", "")  # objmode takes the GIL itself
-    head = [ln for ln in lines[:start - 1]]
-    imports_end = max(i for i, ln in enumerate(head) if ln.startswith(("import ", "from "))) + 1
-    head.insert(imports_end, "from omnistage.codegen import profile as _prof")
-    _programs[key] = {"name": fn_name, "labels": labels, "seconds": [0.0] * len(labels), "calls": 0}
+    base = hashlib.sha256(_LOC.sub("", source).encode()).hexdigest()
+    starts = [i for i, line in enumerate(lines) if line.startswith("def ") and lines[i - 1].startswith("@numba.njit")]
+    out, done = [], 0
+    for start in starts:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i].startswith(" ")), len(lines))
+        name = lines[start][4:lines[start].index("(")]
+        key = int(hashlib.sha256(f"{base}:{name}".encode()).hexdigest()[:12], 16)
+        out += lines[done:start - 1]
+        out.append(lines[start - 1].replace("nogil=True, ", ""))  # objmode takes the GIL itself
+        out.append(lines[start])
+        out += _instrumented_body(lines[start + 1:end], key, name if name == fn_name else f"{fn_name}/{name}")
+        done = end
+    out += lines[done:]
+    imports_end = max(i for i, ln in enumerate(out[:starts[0]]) if ln.startswith(("import ", "from "))) + 1
+    out[imports_end:imports_end] = ["from omnistage.codegen import profile as _prof",
+                                    "from omnistage.codegen.profile_clock import cycles as _prof_cycles"]
     _register()
-    return "\n".join(head + [decorator, lines[start]] + out + lines[end:])
+    return "\n".join(out)
+
+
+def _instrumented_body(body, key, name):
+    groups = _groups(body)
+    out = [f"{_TOP}_prof_t = np.empty({len(groups)}, np.int64)"]
+    for k, group in enumerate(groups):
+        out.append(f"{_TOP}_prof_t[{k}] = _prof_cycles()")
+        if k == len(groups) - 1:
+            out += [f"{_TOP}with numba.objmode():", f"{_TOP}    _prof.record({key}, _prof_t)"]
+        out += group
+    labels = [_label(g) for g in groups]
+    _programs[key] = {"name": name, "labels": labels, "seconds": [0.0] * len(labels), "calls": 0}
+    return out
 
 
 def _groups(body):
@@ -82,19 +100,30 @@ def _label(group):
     return f"{loc:24s} {text}" + (f"  [{', '.join(what)}]" if what else "")
 
 
-def mark(key, k):
-    """Called by instrumented code before group `k`: the previous group ends now."""
-    now = time.perf_counter()
+def record(key, stamps):
+    """Called by instrumented code before it returns: `stamps[k]` is the cycle count when
+    group k began; the last group (the return) is not timed."""
     prog = _programs.get(key)
     if prog is None:
         return
-    running = _state.get(key)
-    if running is not None and k > running[0]:
-        prog["seconds"][running[0]] += now - running[1]
-    if k == 0:
-        prog["calls"] += 1
-    last = len(prog["labels"]) - 1
-    _state[key] = (k, now) if k < last else None
+    scale = _calibrate()
+    deltas = np.diff(np.asarray(stamps)) * scale
+    for k, d in enumerate(deltas):
+        prog["seconds"][k] += float(d)
+    prog["calls"] += 1
+
+
+def _calibrate():
+    global _seconds_per_cycle
+    if _seconds_per_cycle is None:
+        from .profile_clock import read_cycles
+
+        read_cycles()  # compiled before the clock starts
+        c0, t0 = read_cycles(), time.perf_counter()
+        time.sleep(0.05)
+        c1, t1 = read_cycles(), time.perf_counter()
+        _seconds_per_cycle = (t1 - t0) / (c1 - c0) if c1 > c0 else 0.0
+    return _seconds_per_cycle
 
 
 def report(file=None, top=15):
@@ -116,7 +145,6 @@ def reset():
     for prog in _programs.values():
         prog["seconds"] = [0.0] * len(prog["seconds"])
         prog["calls"] = 0
-    _state.clear()
 
 
 def _register():
