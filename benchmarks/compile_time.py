@@ -9,7 +9,13 @@ count); omnistage's own runtime kernels (`kernels.py`, `vmath`) come from Numba'
 warmed by a first untimed run, as they are on any machine after first use. JAX has no
 persistent cache here. Steady-state call times are in cpu.py/grad.py/vmap.py.
 
-Run: python benchmarks/compile_time.py [--runs N] [--cases a,b]
+Also: `random.normal` of a (10, 3) matrix, the seeds' `split` + `normal((2, 3))` in float32 and
+complex64, `jit(vmap(spectral radius))` on 128 3x3 matrices, selu, and the seeds' stax + adam
+training step (complex inputs, vmap, value_and_grad). `--breakdown` splits omnistage's first
+call into tracing, passes, emission, module loading and Numba's typing, lowering and LLVM.
+
+Run: python benchmarks/compile_time.py [--runs N] [--cases a,b] [--breakdown]
+         [--jax-python /path/to/python-with-jax]
 """
 import argparse
 import json
@@ -61,6 +67,66 @@ f = fw.jit(lambda k: random.gamma(k, 2.5, (1000,)))
 key = random.PRNGKey(0)
 RUN = lambda: f(key)
 """),
+    "normal_10x3": ("random.normal(key, (10, 3))", """
+f = fw.jit(lambda k: random.normal(k, (10, 3)))
+key = random.PRNGKey(0)
+RUN = lambda: f(key)
+"""),
+    "split_normal": ("split + normal((2, 3)) float32 (the seeds' randn)", """
+def randn(key, shape, dtype):
+    key, sub = random.split(key)
+    return key, random.normal(sub, shape, dtype=dtype)
+f = fw.jit(randn, static_argnums=(1, 2))
+key = random.PRNGKey(0)
+RUN = lambda: f(key, (2, 3), xnp.float32)
+"""),
+    "split_normal_c64": ("split + normal((2, 3)) complex64", """
+def randn(key, shape, dtype):
+    key, sub = random.split(key)
+    return key, random.normal(sub, shape, dtype=dtype)
+f = fw.jit(randn, static_argnums=(1, 2))
+key = random.PRNGKey(0)
+RUN = lambda: f(key, (2, 3), xnp.complex64)
+"""),
+    "vmap_radius": ("jit(vmap(spectral radius)), 128 x 3x3", """
+def radius(w):
+    return xnp.max(xnp.abs(xnp.linalg.eigvals(w)))
+f = fw.jit(fw.vmap(radius))
+ws = np.random.rand(128, 3, 3).astype(np.float32)
+RUN = lambda: f(ws)
+"""),
+    "selu": ("selu, 1e5 float32", """
+def selu(x, alpha=1.67, lmbda=1.05):
+    return lmbda * xnp.where(x > 0, x, alpha * xnp.exp(x) - alpha)
+f = fw.jit(selu)
+x = np.random.rand(100000).astype(np.float32) - 0.5
+RUN = lambda: f(x)
+"""),
+    "stax_adam": ("the seeds' stax + adam step (complex, vmap)", """
+import functools, operator
+def flatten():
+    def init_fun(rng_key, input_shape):
+        return (functools.reduce(operator.mul, input_shape, 1),), ()
+    def apply_fun(params, inputs, **kwargs):
+        return inputs.ravel()
+    return init_fun, apply_fun
+model_init, model = stax.serial(flatten(), stax.Dense(32), stax.Relu, stax.Dense(1))
+model = fw.vmap(model, in_axes=(None, 0))
+_, params = model_init(random.PRNGKey(1), (2, 2))
+opt_init, opt_update, get_params = optimizers.adam(3e-2)
+def radius(w):
+    return xnp.max(xnp.abs(xnp.linalg.eigvals(w)))
+def batch_loss(params, batch):
+    return xnp.mean(xnp.abs(model(params, batch) - fw.vmap(radius)(batch)))
+@fw.jit
+def train_batch(step, opt_state, batch):
+    loss, grad = fw.value_and_grad(batch_loss)(get_params(opt_state), batch)
+    grad = fw.tree_util.tree_map(xnp.conj, grad)
+    return opt_update(step, grad, opt_state), loss
+batch = (np.random.rand(64, 2, 2) + 1j * np.random.rand(64, 2, 2)).astype(np.complex64)
+state = opt_init(params)
+RUN = lambda: train_batch(0, state, batch)
+"""),
 }
 
 CHILD = """
@@ -69,24 +135,31 @@ sys.path.insert(0, {here!r})
 import numpy as np
 {prelude}
 {setup}
-t0 = time.perf_counter()
+if {breakdown}:
+    import compile_stages
+    compile_stages.install()
+t0, c0 = time.perf_counter(), time.process_time()
 fw.block_until_ready(RUN())
-t1 = time.perf_counter()
+t1, c1 = time.perf_counter(), time.process_time()
 fw.block_until_ready(RUN())
-print(json.dumps({{"first_s": t1 - t0, "second_s": time.perf_counter() - t1}}))
+out = {{"first_s": t1 - t0, "first_cpu_s": c1 - c0, "second_s": time.perf_counter() - t1}}
+if {breakdown}:
+    out["stages"] = compile_stages.report(t1 - t0)
+print(json.dumps(out))
 """
 
 
-def run_child(framework, case, env):
-    code = CHILD.format(here=os.path.dirname(os.path.abspath(__file__)), prelude=PRELUDE[framework], setup=CASES[case][1])
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1800)
+def run_child(framework, case, env, python=None, breakdown=False):
+    code = CHILD.format(here=os.path.dirname(os.path.abspath(__file__)), prelude=PRELUDE[framework],
+                        setup=CASES[case][1], breakdown=breakdown)
+    done = subprocess.run([python or sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _jax_available():
-    return subprocess.run([sys.executable, "-c", "import jax"], capture_output=True).returncode == 0
+def _jax_available(python):
+    return subprocess.run([python, "-c", "import jax"], capture_output=True).returncode == 0
 
 
 def _fmt(seconds):
@@ -101,9 +174,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1, help="fresh processes per cell (median)")
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--jax-python", default=os.environ.get("JAX_PYTHON", sys.executable),
+                        help="the Python that runs JAX's cells (default: this one, or $JAX_PYTHON)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also print where omnistage's first call spends its time (compile_stages.py)")
     args = parser.parse_args()
     cases = [c for c in args.cases.split(",") if c]
-    jax = _jax_available()
+    jax = _jax_available(args.jax_python)
     base = dict(os.environ, OMNISTAGE_AOT="0", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
     with tempfile.TemporaryDirectory(prefix="omnistage-compile-") as root:
         numba_cache = os.path.join(root, "numba")
@@ -117,8 +194,8 @@ def main():
                 # a fresh module cache: the program itself is compiled from scratch (the
                 # generated module's file name differs per cache dir, so Numba misses too)
                 env = dict(base, OMNISTAGE_CACHE_DIR=os.path.join(root, case, f"run{k}"), NUMBA_CACHE_DIR=numba_cache)
-                ours.append(run_child("omnistage", case, env))
-            theirs = [run_child("jax", case, base) for _ in range(args.runs)] if jax else []
+                ours.append(run_child("omnistage", case, env, breakdown=args.breakdown))
+            theirs = [run_child("jax", case, base, args.jax_python) for _ in range(args.runs)] if jax else []
             rows.append((case, ours, theirs))
 
     def med(runs, key):
@@ -126,13 +203,23 @@ def main():
         return statistics.median(values) if values else None
 
     print(f"First call (compile) time in fresh processes, median of {args.runs} run(s); JAX {'installed' if jax else 'not installed'}.")
-    print(f"{'case':<15} {'program':<42} {'omnistage':>10} {'JAX':>9} {'ratio':>7}   second call (ours / JAX)")
+    print("(cpu: the first call's CPU time, all threads: on a loaded machine the steadier measure)")
+    print(f"{'case':<17} {'program':<46} {'omnistage':>10} {'JAX':>9} {'ratio':>7}   {'cpu ours / JAX':>18}"
+          f"   second call (ours / JAX)")
     for case, ours, theirs in rows:
         a, b = med(ours, "first_s"), med(theirs, "first_s")
         ratio = f"{a / b:.1f}x" if a and b else "-"
+        cpu = f"{_fmt(med(ours, 'first_cpu_s'))} / {_fmt(med(theirs, 'first_cpu_s'))}"
         errors = [r["error"] for r in ours + theirs if "error" in r]
-        print(f"{case:<15} {CASES[case][0]:<42} {_fmt(a):>10} {_fmt(b):>9} {ratio:>7}   "
+        print(f"{case:<17} {CASES[case][0]:<46} {_fmt(a):>10} {_fmt(b):>9} {ratio:>7}   {cpu:>18}   "
               f"{_fmt(med(ours, 'second_s'))} / {_fmt(med(theirs, 'second_s'))}" + (f"   errors: {errors}" if errors else ""))
+    if args.breakdown:
+        stages = list(dict.fromkeys(k for _, ours, _ in rows for r in ours for k in r.get("stages", {})))
+        print("\nWhere omnistage's first call goes (seconds, exclusive; see compile_stages.py):")
+        print(f"{'case':<17}" + "".join(f"{s:>9}" for s in stages))
+        for case, ours, _ in rows:
+            cells = [statistics.median([r["stages"].get(s, 0.0) for r in ours if "stages" in r] or [0.0]) for s in stages]
+            print(f"{case:<17}" + "".join(f"{c:>9.2f}" for c in cells))
 
 
 if __name__ == "__main__":

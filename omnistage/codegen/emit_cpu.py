@@ -225,7 +225,7 @@ class Emitter(ControlFlowEmitter):
         self.program = program
         self.module = module
         self.entry = entry
-        self.plan = Plan(program, kind_of)
+        self.plan = Plan(program, kind_of, share_elementwise=True)
         self.lines = []
         self.indent = 1
         self._memo = {}
@@ -800,19 +800,23 @@ class _RowGroup:
 
 
 TINY_ROW = 4  # row buffers up to this many elements become scalar locals
+# ... when the loops over them are at most this many lines: unrolling copies the body once per
+# element, and Numba's compile time grows faster than the function (a normal sampler's ~70
+# statements copied per column of a (10, 3) result cost seconds)
+UNROLL_MAX_LINES = 12
 _ASSIGNED_LOCAL = re.compile(r"^\s*(\w+) = ")
 _SHORT_LOOP = re.compile(r"^(\s*)for (_i\d+) in range\((\d+)\):$")
 
 
 def _unroll_loops_over(lines, touches, fresh):
-    """`lines` with every loop of at most TINY_ROW iterations whose body matches `touches`
-    replaced by one copy of its body per iteration (the loop variable a constant). Each copy
-    gets its own names (`fresh`) for the locals it assigns: a name assigned twice costs
-    Numba an SSA reconstruction that grows with the function's size."""
+    """`lines` with every loop of at most TINY_ROW iterations and UNROLL_MAX_LINES lines whose
+    body matches `touches` replaced by one copy of its body per iteration (the loop variable a
+    constant). Each copy gets its own names (`fresh`) for the locals it assigns: a name
+    assigned twice costs Numba an SSA reconstruction that grows with the function's size."""
     out, i = [], 0
     while i < len(lines):
         m = _SHORT_LOOP.match(lines[i])
-        if not m or int(m.group(3)) > TINY_ROW:
+        if not m or int(m.group(3)) > TINY_ROW or _body_length(lines, i) > UNROLL_MAX_LINES:
             out.append(lines[i])
             i += 1
             continue
@@ -835,6 +839,15 @@ def _unroll_loops_over(lines, touches, fresh):
                 out.extend(_unroll_loops_over(copy, touches, fresh))
         i = j
     return out
+
+
+def _body_length(lines, i):
+    """How many lines the block opened at `lines[i]` holds."""
+    pad = len(lines[i]) - len(lines[i].lstrip())
+    j = i + 1
+    while j < len(lines) and len(lines[j]) - len(lines[j].lstrip()) > pad:
+        j += 1
+    return j - i - 1
 
 
 def _defined_before_use(body):
