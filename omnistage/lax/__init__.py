@@ -7,6 +7,8 @@ from . import (
     elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution,
     control_flow, parallel, stop_gradient as _stop_gradient_module, windowed, transposed_convolution, fourier,
 )
+from . import conveniences  # noqa: E402 - last: it exports every registered primitive as <name>_p
+
 
 from .elementwise import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403
@@ -23,12 +25,13 @@ from .parallel import *  # noqa: F401,F403
 from .windowed import *  # noqa: F401,F403
 from .transposed_convolution import *  # noqa: F401,F403
 from .fourier import *  # noqa: F401,F403
+from .conveniences import *  # noqa: F401,F403
 
 __all__ = [
     name
     for mod in (
         elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution,
-        control_flow, parallel, _stop_gradient_module, windowed, transposed_convolution, fourier,
+        control_flow, parallel, _stop_gradient_module, windowed, transposed_convolution, fourier, conveniences,
     )
     for name in mod.__all__
 ]

@@ -138,7 +138,106 @@ def one_hot(x, num_classes, dtype=None, axis=-1):
     return out.astype(dtype)
 
 
+def identity(x):
+    return x
+
+
+tanh = jnp.tanh
+
+
+def glu(x, axis=-1):
+    """Gated linear unit: the first half of x along axis times sigmoid of the second."""
+    x = jnp.asarray(x)
+    if x.shape[axis] % 2:
+        raise ValueError("glu: axis size must be divisible by 2")
+    x1, x2 = jnp.split(x, 2, axis)
+    return x1 * sigmoid(x2)
+
+
+def hard_sigmoid(x):
+    return relu6(x + 3.0) / 6.0
+
+
+def hard_silu(x):
+    x = jnp.asarray(x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+@custom_jvp
+def log1mexp(x):
+    """log(1 - exp(-x)) for x >= 0, stable at both ends (Maechler's switch at log 2)."""
+    x = jnp.asarray(x)
+    return jnp.where(x < np.log(2.0), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+log1mexp.defjvps(lambda t, ans, x: t / jnp.expm1(x))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """log(mean(exp(x))) computed stably."""
+    x = jnp.asarray(x)
+    lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
+    count = jnp.sum(jnp.ones_like(x) if where is None else jnp.asarray(where, dtype=x.dtype), axis=axis, keepdims=keepdims)
+    return lse - jnp.log(count.astype(lse.dtype))
+
+
+def mish(x):
+    x = jnp.asarray(x)
+    return x * jnp.tanh(softplus(x))
+
+
+def sparse_plus(x):
+    x = jnp.asarray(x)
+    return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x):
+    return 0.5 * jnp.clip(jnp.asarray(x) + 1.0, 0.0, 2.0)
+
+
+def squareplus(x, b=4):
+    x = jnp.asarray(x)
+    return (x + jnp.sqrt(jnp.square(x) + b)) / 2
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None, is_causal=False,
+                          query_seq_lengths=None, key_value_seq_lengths=None, local_window_size=None,
+                          implementation=None):
+    """softmax(q k^T * scale + bias, masked) v over (batch, seq, heads, dim) arrays (JAX's
+    'xla' implementation; grouped heads: key/value heads divide the query heads)."""
+    if query_seq_lengths is not None or key_value_seq_lengths is not None or local_window_size is not None:
+        raise NotImplementedError("dot_product_attention: sequence lengths and local windows are not supported.")
+    q, k, v = (jnp.asarray(a) for a in (query, key, value))
+    squeeze = q.ndim == 3
+    if squeeze:
+        q, k, v = q[None], k[None], v[None]
+    _, t, n, h = q.shape
+    kv_heads = k.shape[-2]
+    scale = 1.0 / np.sqrt(h) if scale is None else scale
+    q = q.reshape(q.shape[:2] + (kv_heads, n // kv_heads, h))
+    logits = jnp.einsum("btkgh,bskh->bkgts", q, k) * jnp.asarray(scale, dtype=q.dtype)
+    logits = logits.reshape((logits.shape[0], n) + logits.shape[3:])
+    if bias is not None:
+        logits = logits + jnp.asarray(bias).reshape((-1,) + jnp.asarray(bias).shape[-3:]) if jnp.ndim(bias) == 4 else logits + bias
+    allowed = jnp.ones(logits.shape, bool)
+    if mask is not None:
+        allowed = allowed & jnp.asarray(mask, dtype=bool)
+    if is_causal:
+        s = k.shape[1]
+        allowed = allowed & jnp.tril(jnp.ones((t, s), bool))
+    big_negative = np.asarray(np.finfo(logits.dtype).min * 0.7, logits.dtype)
+    weights = softmax(jnp.where(allowed, logits, big_negative), axis=-1)
+    weights = weights.reshape(weights.shape[:1] + (kv_heads, n // kv_heads) + weights.shape[2:])
+    out = jnp.einsum("bkgts,bskh->btkgh", weights, v).reshape(v.shape[:1] + (t, n, v.shape[-1]))
+    return out[0] if squeeze else out
+
+
 __all__ = [
+    "identity", "tanh", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "log1mexp", "logmeanexp", "mish",
+    "sparse_plus", "sparse_sigmoid", "squareplus", "dot_product_attention",
     "celu", "elu", "gelu", "hard_tanh", "initializers", "leaky_relu", "log_sigmoid", "log_softmax",
     "logsumexp", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax",
     "softplus", "standardize", "swish",

@@ -573,8 +573,18 @@ def cross(x1, x2, /, *, axis=-1):
     return _cross(x1, x2, axis=axis)
 
 
+def diagonal(x, /, *, offset=0):
+    """The diagonals of the trailing matrices (the Array API's linalg.diagonal)."""
+    return shapes.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The traces of the trailing matrices (the Array API's linalg.trace)."""
+    return shapes.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
 __all__ = [
-    "EighResult", "EigResult", "QRResult", "SlogdetResult", "SVDResult",
+    "diagonal", "trace", "EighResult", "EigResult", "QRResult", "SlogdetResult", "SVDResult",
     "cholesky", "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "qr",
     "solve", "inv", "det", "slogdet", "matrix_power", "pinv", "matrix_rank", "lstsq",
     "multi_dot", "tensorsolve", "tensorinv", "cond", "norm", "vector_norm", "matrix_norm",
