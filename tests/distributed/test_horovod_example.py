@@ -28,3 +28,14 @@ def test_two_processes_give_the_one_process_losses(tmp_path):
     two = _losses([launcher, "-n", "2", sys.executable], tmp_path)
     assert len(one) == len(two) == 8
     np.testing.assert_allclose(two, one, rtol=5e-6)
+
+
+@pytest.mark.slow  # one and two processes, each compiling the training step: ~1-2 min
+def test_distributed_benchmark_prints_its_tables(tmp_path):
+    mpiexec()
+    script = os.path.join(os.path.dirname(EXAMPLE), "..", "benchmarks", "distributed.py")
+    out = subprocess.run([sys.executable, script, "--steps", "3", "--batch", "64"], env=job_env(str(tmp_path)),
+                         capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "all-reduce of float32 (2 processes)" in out.stdout and "4194304" in out.stdout
+    assert re.search(r"^\s+64\s+\S+ [mu]s\s+\S+ [mu]s\s+\S+x$", out.stdout, re.M), out.stdout
