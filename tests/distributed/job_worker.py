@@ -2,6 +2,8 @@
 
 - `cache`: one small pmap with a psum; prints where its machine code came from (a second job
   with the same cache directory must load it, not compile);
+- `cuda` (under Numba's CUDA simulator): the collectives of a pmap with backend='cuda' run
+  between the kernels, on the host (no NCCL lowering yet);
 - `abort`: process 1 raises while process 0 waits in a collective inside a compiled kernel: the
   job must end (MPI_Abort) with process 1's error printed, not hang.
 """
@@ -26,6 +28,14 @@ if mode == "cache":
     report(RANK, "info", "cache_status", compiled.executable.cache_status)
     got = np.asarray(compiled(x))
     assert np.array_equal(got, np.full((1, 3), 6.0, np.float32)), got
+    report(RANK, "ok", "done")
+elif mode == "cuda":  # under NUMBA_ENABLE_CUDASIM=1
+    g = jax.pmap(lambda v: (lax.psum(v, "i"), lax.all_gather(v, "i")), axis_name="i", backend="cuda")
+    total, gathered = g(x)
+    assert np.array_equal(np.asarray(total), np.full((1, 3), 3.0, np.float32)), total
+    assert np.array_equal(np.asarray(gathered), np.array([[[1.0] * 3, [2.0] * 3]], np.float32)), gathered
+    text = g.lower(x).compile().as_text()
+    assert "host_call('process_allreduce'" in text and "host_call('process_allgather'" in text
     report(RANK, "ok", "done")
 elif mode == "abort":
     if RANK == 1:
