@@ -1,7 +1,7 @@
 """Worker of test_jobs.py, run as `mpiexec -n 2 python job_worker.py MODE`:
 
 - `cache`: one small pmap with a psum; prints where its machine code came from (a second job
-  with the same cache directory must load it, not compile);
+  with the same cache directory must load it, not compile); after shutdown() it refuses to run;
 - `cuda` (under Numba's CUDA simulator): the collectives of a pmap with backend='cuda' run
   between the kernels, on the host (no NCCL lowering yet);
 - `abort`: process 1 raises while process 0 waits in a collective inside a compiled kernel: the
@@ -28,6 +28,14 @@ if mode == "cache":
     report(RANK, "info", "cache_status", compiled.executable.cache_status)
     got = np.asarray(compiled(x))
     assert np.array_equal(got, np.full((1, 3), 6.0, np.float32)), got
+    jax.distributed.shutdown()  # a one-process job again; the job's kernels refuse to run
+    assert jax.process_count() == 1 and jax.devices() == jax.local_devices()
+    try:
+        compiled(x)
+    except RuntimeError as e:
+        assert "distributed.initialize()" in str(e), e
+    else:
+        raise AssertionError("a kernel of the job ran after shutdown()")
     report(RANK, "ok", "done")
 elif mode == "cuda":  # under NUMBA_ENABLE_CUDASIM=1
     g = jax.pmap(lambda v: (lax.psum(v, "i"), lax.all_gather(v, "i")), axis_name="i", backend="cuda")
