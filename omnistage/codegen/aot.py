@@ -31,12 +31,15 @@ text and avals, of every omnistage source file (emitter and runtime alike) and o
 toolchain fingerprint (Python, NumPy, Numba and llvmlite versions read from their files, the CPU
 model and flags, NUMBA_* settings). Anything that could change the generated code changes the
 key, so stale code is never loaded; the record also holds the library's SHA-256, checked before
-`dlopen`. Files are published atomically and a valid file is never rewritten (disk_cache rules).
+`dlopen`, and an HMAC tag only omnistage can make (aot_trust). Files are published atomically
+and a valid file is never rewritten (disk_cache rules). One builder builds an entry at a time
+(a lock file per entry); a builder with nothing to do for `_IDLE_EXIT_S` seconds exits.
 
 Costs: the warm path adds ~2-5 ms (program key, record, dlopen); the library call copies each
 output once (results are Numba-allocated inside the kernel). The cold path only spawns the
 builder (it runs on another core, ~1-3 s); the process waits for its builders at exit, at most
-`_EXIT_WAIT_S` seconds. No C compiler (`$CC` or `cc`): one warning, and the Numba path stays.
+`_EXIT_WAIT_S` seconds. No C compiler (`$CC`, flags allowed, or `cc`): one warning, and the
+Numba path stays.
 `OMNISTAGE_AOT=0` disables both directions.
 """
 import atexit
@@ -47,7 +50,6 @@ import importlib.util
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import threading
@@ -56,13 +58,14 @@ import warnings
 
 import numpy as np
 
-from . import disk_cache, narrow_floats, parallel
+from . import aot_trust, cache_integrity, disk_cache, narrow_floats, parallel
 
 FORMAT = 1
 SYMBOL = "omnistage_aot_main"
 _RECORD_PREFIX = "omnistage_aot_"
 _EXIT_WAIT_S = 60.0  # wait_for_builds(): tests and benchmarks that need the libraries now
 _EXIT_GRACE_S = 0.5  # at interpreter exit the builder carries on detached
+_IDLE_EXIT_S = 10.0  # a builder with no request for this long leaves (a later one is started)
 
 # The part of Numba's runtime (numba/core/runtime/nrt.cpp) generated kernels call, with the
 # same MemInfo layout: Numba's inlined NRT_incref/NRT_decref/NRT_MemInfo_data_fast read the
@@ -380,21 +383,9 @@ def _record_path(key):
 # --- the warm path: load and call ------------------------------------------------------------
 
 
-def _safe_dir(directory):
-    """Whether the cache directory is ours alone (others could plant a library in it)."""
-    try:
-        st = os.stat(directory)
-    except OSError:
-        return False
-    return not hasattr(os, "geteuid") or (st.st_uid == os.geteuid() and not st.st_mode & 0o022)
-
-
 def _read_record(key):
-    try:
-        with open(_record_path(key), encoding="utf-8") as f:
-            record = json.load(f)
-    except (OSError, ValueError):
-        return None
+    # tagged by omnistage (aot_trust): a planted or damaged record is deleted, not trusted
+    record = aot_trust.read_record(os.path.basename(_record_path(key)))
     if not isinstance(record, dict) or record.get("format") != FORMAT or record.get("key") != key:
         return None
     return record
@@ -412,11 +403,12 @@ def load(program):
     try:
         key = program_key(program)
         record = _read_record(key)
-        if record is None or "library" not in record or not _safe_dir(disk_cache.cache_dir()):
+        if record is None or "library" not in record:
             return None
-        path = os.path.join(disk_cache.cache_dir(), record["library"])
-        if os.path.basename(path) != record["library"] or _file_sha256(path) != record.get("sha256"):
-            return None  # truncated, corrupt or replaced: the next cold path rebuilds it
+        # the bytes are checked against the record through the checked directory's descriptor
+        path = aot_trust.library_path(record, os.path.basename(_record_path(key)))
+        if path is None:
+            return None  # missing, truncated, corrupt or replaced: the next cold path rebuilds it
         # CDLL releases the GIL during the call; PyDLL keeps it, for error paths using the C API
         loader = ctypes.PyDLL if record.get("python_api", True) else ctypes.CDLL
         lib = loader(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
@@ -516,8 +508,8 @@ def _cached_source(module):
 
 
 def compiler():
-    """The C compiler used to link libraries, or None."""
-    return shutil.which(os.environ.get("CC") or "cc")
+    """The command linking libraries (`$CC` with its flags, else cc) as a list, or None."""
+    return aot_trust.compiler_command()
 
 
 def schedule_build(numba_program):
@@ -537,6 +529,8 @@ def schedule_build(numba_program):
     record = _read_record(key)
     if record is not None and ("unsupported" in record or _record_valid(record)):
         return None
+    if aot_trust.being_built(key):
+        return None  # another process's builder is on it
     if compiler() is None:
         _warn_once("no C compiler found (set CC or install cc)")
         return None
@@ -618,7 +612,7 @@ def _warn_once(reason):
         f"omnistage: {reason}; compiled programs cannot be saved as native libraries, so every "
         f"new process imports Numba before its first call (slower start, same results).",
         RuntimeWarning,
-        stacklevel=4,
+        stacklevel=cache_integrity.user_stacklevel(),  # the user's line, not ours
     )
 
 
@@ -642,16 +636,20 @@ def main(requests):
         # Numba must compile everything afresh (cached machine code has no LLVM IR to link):
         # its cache points at an empty directory, set before Numba is imported.
         os.environ["NUMBA_CACHE_DIR"] = os.path.join(work, "numba")
-        for line in requests:
+        for line in aot_trust.requests_until_idle(requests, _IDLE_EXIT_S):
             request = json.loads(line)
-            try:
-                record = build(request, work)
-            except Unsupported as e:
-                record = {"format": FORMAT, "key": request["key"], "unsupported": str(e)}
-            except Exception:  # noqa: BLE001 - not recorded: a later process may succeed
-                traceback.print_exc()
-                continue
-            _publish_record(record)
+            with aot_trust.build_lock(request["key"]) as mine:
+                existing = _read_record(request["key"]) if mine else None
+                if not mine or (existing is not None and ("unsupported" in existing or _record_valid(existing))):
+                    continue  # another builder has it, or had it
+                try:
+                    record = build(request, work)
+                except Unsupported as e:
+                    record = {"format": FORMAT, "key": request["key"], "unsupported": str(e)}
+                except Exception:  # noqa: BLE001 - not recorded: a later process may succeed
+                    traceback.print_exc()
+                    continue
+                _publish_record(record)
     return 0
 
 
@@ -809,7 +807,7 @@ def _link(obj, work, tag):
         raise RuntimeError("no C compiler")
     # relative names (cwd=work): the library's bytes do not depend on the temporary directory
     names = [os.path.basename(p) for p in (out, kernel, runtime)]
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", *names, "-lm"], cwd=work, check=True, capture_output=True)
+    subprocess.run([*cc, "-shared", "-fPIC", "-O2", "-o", *names, "-lm"], cwd=work, check=True, capture_output=True)
     return out
 
 
@@ -842,6 +840,7 @@ def _publish_record(record):
     if existing is not None and ("unsupported" in existing or _record_valid(existing)):
         return  # a valid record is never rewritten
     disk_cache._ensure_dir(directory)
+    record = aot_trust.signed(record, os.path.basename(_record_path(record["key"])))
     text = json.dumps(record, sort_keys=True, indent=1) + "\n"
     disk_cache._publish(directory, _record_path(record["key"]), text, suffix=".json")
 

@@ -37,9 +37,8 @@ import sys
 import tempfile
 import threading
 import types
-import warnings
 
-from . import provenance
+from . import cache_integrity, provenance
 
 _HEADER_PREFIX = "# omnistage generated module sha256="
 _MODULE_PREFIX = "omnistage_gen_"
@@ -52,7 +51,6 @@ _IMPORT_RE = re.compile(
 )
 
 _lock = threading.RLock()
-_warned = False
 
 
 # --- where and under which name -----------------------------------------------------------
@@ -196,25 +194,13 @@ def _with_header(source):
 # --- the directory and its files ----------------------------------------------------------
 
 
-class CacheUnusable(OSError):
-    """The cache directory exists but must not be used (others could plant code in it)."""
+CacheUnusable = cache_integrity.CacheUnusable
 
 
 def _ensure_dir(directory):
-    """Create `directory` with mode 0700 if missing; refuse one that others may write to."""
-    try:
-        os.makedirs(directory, mode=0o700)
-        os.chmod(directory, 0o700)  # makedirs' mode is filtered by the umask
-    except FileExistsError:
-        if not os.path.isdir(directory):
-            raise NotADirectoryError(f"{directory} exists and is not a directory") from None
-    st = os.stat(directory)
-    if hasattr(os, "geteuid") and (st.st_uid != os.geteuid() or st.st_mode & 0o022):
-        # Numba unpickles its cache files: a directory others can write to runs their code.
-        raise CacheUnusable(
-            f"it is owned by uid {st.st_uid} with mode {st.st_mode & 0o777:o}; it must be yours "
-            f"and writable only by you (chmod 700)"
-        )
+    """Create `directory` with mode 0700 if missing; refuse one that others may write to
+    (checked on its opened descriptor: cache_integrity.private_dir). Returns the PrivateDir."""
+    return cache_integrity.private_dir(directory)
 
 
 def _read(path):
@@ -236,7 +222,12 @@ def _read_bytes(path):
 
 
 def _publish(directory, path, data, suffix=".py"):
-    """Make `path` hold `data` (text or bytes), atomically, unless it already does."""
+    """Make `path` hold `data` (text or bytes), atomically, unless it already does; through the
+    checked directory's descriptor, recorded in its manifest (cache_integrity)."""
+    if os.path.dirname(os.path.abspath(path)) == os.path.abspath(directory):
+        raw = data if isinstance(data, bytes) else data.encode("utf-8")
+        _ensure_dir(directory).publish(os.path.basename(path), raw)
+        return
     binary = isinstance(data, bytes)
     current = _read_bytes if binary else _read
     fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=suffix, dir=directory)
@@ -268,9 +259,12 @@ def _store(name, text):
     directory = cache_dir()
     path = os.path.join(directory, name + ".py")
     try:
-        _ensure_dir(directory)
-        if _read(path) != text:  # missing, truncated, corrupt, foreign or stale
-            _publish(directory, path, text)
+        pdir = _ensure_dir(directory)
+        data = text.encode("utf-8")
+        if pdir.read(name + ".py") != data:  # missing, truncated, corrupt, foreign or stale
+            pdir.publish(name + ".py", data)
+        else:
+            pdir.touch(name + ".py")  # used now: the eviction clock (cache_eviction)
         return path
     except OSError as e:
         _warn_once(directory, e)
@@ -278,18 +272,14 @@ def _store(name, text):
 
 
 def _warn_once(directory, error):
-    global _warned
-    if _warned:
-        return
-    _warned = True
+    """One warning per directory and process (shared with cache_integrity's write errors)."""
     reason = error if isinstance(error, CacheUnusable) else f"{type(error).__name__}: {error}"
-    warnings.warn(
+    cache_integrity.warn_once(
+        "unwritable", directory,
         f"omnistage: the compile cache directory {directory} cannot be used ({reason}); "
         f"compiling in memory instead, so every new process compiles again. Set "
         f"OMNISTAGE_CACHE_DIR to a directory only you can write to, to keep compiled code "
         f"between processes.",
-        RuntimeWarning,
-        stacklevel=4,
     )
 
 
@@ -333,6 +323,9 @@ def load_module(source, preset=None):
             return mod
         text = _with_header(source)
         path = _store(name, text)
+        from . import numba_locator  # Numba's files for this module: ours, tagged, checked
+
+        numba_locator.install()
         try:
             return _execute(name, text, path, preset)
         except RuntimeError as e:
@@ -344,15 +337,8 @@ def load_module(source, preset=None):
 
 
 def clear(directory=None):
-    """Delete every generated module (with Numba's cache files, native libraries and their
-    records) in the cache directory."""
-    directory = directory or cache_dir()
-    if not os.path.isdir(directory):
-        return 0
-    removed = 0
-    for root, _dirs, files in os.walk(directory, topdown=False):
-        for fname in files:
-            if fname.startswith((_MODULE_PREFIX, _TEMP_PREFIX, "omnistage_aot_")):
-                os.unlink(os.path.join(root, fname))
-                removed += 1
-    return removed
+    """Delete the files omnistage wrote to the cache directory (its manifest lists them) and
+    nothing else: `omnistage.clear_cache` (cache_eviction.clear_cache)."""
+    from . import cache_eviction
+
+    return cache_eviction.clear_cache(directory)

@@ -234,9 +234,19 @@ def test_a_library_whose_hash_differs_from_its_record_is_not_loaded(filled, tmp_
     assert aot.load(program) is None
     name = f"omnistage_aot_{aot.program_key(program)}.json"
     lib = next(r for r in records(copy).values() if "library" in r)
-    (copy / name).write_text(json.dumps(dict(lib, key=aot.program_key(program))))
+    from omnistage.codegen import aot_trust
+
+    def write(record, tagged=True):
+        record = {k: v for k, v in record.items() if k != "tag"}
+        (copy / name).write_text(json.dumps(aot_trust.signed(record, name) if tagged else record))
+
+    write(dict(lib, key=aot.program_key(program)))
     assert isinstance(aot.load(program), aot.AotProgram)  # (not called: another program's library)
-    (copy / name).write_text(json.dumps(dict(lib, key=aot.program_key(program), sha256="0" * 64)))
+    write(dict(lib, key=aot.program_key(program)), tagged=False)  # no tag: not ours, deleted
+    with pytest.warns(RuntimeWarning, match="damaged or foreign"):
+        assert aot.load(program) is None
+    assert not (copy / name).exists()
+    write(dict(lib, key=aot.program_key(program), sha256="0" * 64))
     assert aot.load(program) is None
 
 
@@ -248,4 +258,6 @@ def test_publication_keeps_an_identical_file_and_replaces_a_different_one(tmp_pa
     assert os.stat(path).st_ino == inode
     disk_cache._publish(str(tmp_path), str(path), b"\x7fELF two", suffix=".so")
     assert path.read_bytes() == b"\x7fELF two"
-    assert [p.name for p in tmp_path.iterdir()] == ["lib.so"]  # no temporary file left
+    # no temporary file left (the dot files are the cache's key, manifest and lock)
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")] == ["lib.so"]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp")]

@@ -1,0 +1,162 @@
+"""Native libraries (aot.py) in the cache: their records are tagged, a library is loaded only
+from bytes whose SHA-256 its tagged record holds, one builder at a time builds an entry, a
+builder leaves when it has nothing to do, and `CC` may carry flags.
+
+Why a tag: a record in the same directory as its library only says what the library's hash
+was when someone wrote both; with an HMAC tag made with the directory's secret key
+(cache_integrity) only omnistage can have written it. The library is read and hashed through
+the checked directory's descriptor and dlopen'ed through that descriptor too
+(`/proc/self/fd/N/name`), so the file checked is the file loaded.
+
+Imports only the standard library (the warm path must not import Numba).
+"""
+import contextlib
+import hmac
+import hashlib
+import json
+import os
+import select
+import shlex
+import shutil
+
+from . import cache_integrity
+
+_TAG_FIELD = "tag"
+
+
+def _pdir():
+    from . import disk_cache
+
+    return cache_integrity.private_dir(disk_cache.cache_dir(), create=False)
+
+
+def _payload(record):
+    return json.dumps({k: v for k, v in record.items() if k != _TAG_FIELD}, sort_keys=True).encode()
+
+
+def signed(record, name):
+    """`record` (to be stored as `name`) with its tag; unchanged when there is no key."""
+    tag = _pdir().tag(name, _payload(record))
+    return record if tag is None else dict(record, **{_TAG_FIELD: tag})
+
+
+def read_record(name):
+    """The record stored as `name` when its tag is right; None when it is missing. A record
+    that is unreadable or whose tag is wrong is deleted (with one warning), and None returned."""
+    try:
+        pdir = _pdir()
+        raw = pdir.read(name)
+    except OSError:
+        return None
+    if raw is None:
+        return None
+    if pdir.key() is None:
+        return None  # nothing can be checked (a read-only directory without its key)
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        record = None
+    tag = record.get(_TAG_FIELD) if isinstance(record, dict) else None
+    expected = pdir.tag(name, _payload(record)) if isinstance(tag, str) else None
+    if expected is None or not hmac.compare_digest(expected, tag):
+        reason = "its tag does not match its contents" if isinstance(record, dict) else "not a record"
+        _discard(pdir, [name], name, reason)
+        return None
+    return record
+
+
+def library_path(record, record_name):
+    """A path dlopen can load `record`'s library from, after checking its bytes against the
+    record's SHA-256; None (the library and record deleted, one warning) when they differ."""
+    library = record.get("library")
+    if not isinstance(library, str) or os.path.basename(library) != library or not library.endswith(".so"):
+        return None
+    try:
+        pdir = _pdir()
+        data = pdir.read(library)
+    except OSError:
+        return None
+    if data is None:
+        return None  # evicted: the next cold path builds it again
+    if not hmac.compare_digest(hashlib.sha256(data).hexdigest(), str(record.get("sha256"))):
+        _discard(pdir, [library, record_name], library, "its SHA-256 differs from its record's")
+        return None
+    pdir.touch(library)
+    pdir.touch(record_name)
+    return pdir.fd_path(library)
+
+
+def _discard(pdir, names, shown, reason):
+    for name in names:
+        pdir.unlink(name)
+    cache_integrity.warn_damaged(pdir.path, shown, reason)
+
+
+# --- the C compiler ----------------------------------------------------------------------------
+
+
+def compiler_command():
+    """The command that links libraries, as an argument list: `$CC` split like a shell would
+    (`CC='gcc -O2'` is gcc with -O2), else `cc`; None when its program is not found."""
+    words = shlex.split(os.environ.get("CC") or "cc")
+    if not words:
+        words = ["cc"]
+    program = shutil.which(words[0])
+    return None if program is None else [program, *words[1:]]
+
+
+# --- one builder per entry, and none idling --------------------------------------------------
+
+
+def _lock_name(key):
+    return f"omnistage_aot_{key}.lock"
+
+
+@contextlib.contextmanager
+def build_lock(key):
+    """Hold the entry's build lock while the block runs: yields True, or False when another
+    builder holds it (the caller then leaves the entry to it). No cache directory: True."""
+    try:
+        pdir = _pdir()
+        fd = pdir.flock(_lock_name(key), exclusive=True, blocking=False)
+    except OSError:
+        yield True
+        return
+    if fd is None:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        os.close(fd)
+
+
+def being_built(key):
+    """Whether some builder holds the entry's build lock right now."""
+    with build_lock(key) as free:
+        return not free
+
+
+def requests_until_idle(stream, idle_s):
+    """The lines of `stream` until it ends or `idle_s` seconds pass without one: a builder
+    whose parent lives on (or whose input a forked child keeps open) must not sit idle with
+    Numba loaded; the parent starts another for its next request."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield from stream  # not a pipe (tests pass lists and StringIO): no idle limit
+        return
+    pending = b""
+    while True:
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield line.decode("utf-8")
+        ready, _, _ = select.select([fd], [], [], idle_s)
+        if not ready:
+            return
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            if pending.strip():
+                yield pending.decode("utf-8")
+            return
+        pending += chunk
