@@ -12,6 +12,10 @@ a backend say why (a missing library name), as do runs that fail (exit status 1)
 --timeout. Both
 backends run on the same machine in the same run, one after the other, so their numbers compare;
 on a shared machine only medians mean much.
+
+One example alone: `python -m benchmarks.examples.mnist_vae --backend omnistage [--size small]`;
+with OMNISTAGE_PROFILE=1 it also prints where each compiled program spent its time, statement
+by statement. The contractions in isolation: `python -m benchmarks.examples.gemm`.
 """
 import argparse
 import json
