@@ -2,12 +2,15 @@
 `psum` is linear and its own transpose (each participant's cotangent is the sum of all of
 theirs); `pmax`/`pmin` split the derivative evenly among the participants that attain the
 extreme; `all_gather` is linear, its transpose sums the gathered cotangents over the axis
-and keeps this participant's slice."""
+and keeps this participant's slice. The cross-process steps of a multi-process pmap follow
+the same rules: `process_allreduce` (a sum; its max/min/or/and forms only see integers and
+booleans, which have no derivative) is its own transpose, and `process_allgather`'s transpose
+keeps this process's rows of the cotangents summed over every process."""
 from ..core.array import aval_of
 from ..lax import elementwise as E
 from ..lax import indexing as I
 from ..lax import shapes as S
-from ..lax.parallel import axis_index_p, psum_p
+from ..lax.parallel import axis_index_p, process_allreduce_p, process_index_p, psum_p
 from .rules import JVP, VJP, def_linear
 
 
@@ -50,3 +53,23 @@ def _all_gather_transpose(ct, x, *, axis_name, axis, tiled):
 
 
 def_linear("all_gather", _all_gather_transpose)
+
+
+def _process_allreduce_transpose(ct, x, *, op):
+    if op != "sum":
+        raise NotImplementedError(f"differentiating a cross-process {op!r} reduction (of integers or booleans)")
+    return process_allreduce_p.bind(ct, op="sum")
+
+
+def_linear("process_allreduce", _process_allreduce_transpose)
+
+
+def _process_allgather_transpose(ct, x, *, processes):
+    total = process_allreduce_p.bind(ct, op="sum")
+    rows = aval_of(x).shape[0]
+    index = process_index_p.bind()
+    start = E.mul(index, E.convert_element_type(rows, aval_of(index).dtype))
+    return I.dynamic_slice_in_dim(total, start, rows, 0)
+
+
+def_linear("process_allgather", _process_allgather_transpose)

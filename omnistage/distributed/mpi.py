@@ -45,6 +45,7 @@ class ProcessGroup:
         src = np.ascontiguousarray(x if wide is None else x.astype(wide))
         out = np.empty_like(src)
         self.comm.Allreduce(src, out, getattr(self.MPI, _OPS[op]))
+        out = out.reshape(x.shape)  # ascontiguousarray makes a 0-d operand 1-d
         return out if wide is None else out.astype(x.dtype)
 
     def allgather(self, x):

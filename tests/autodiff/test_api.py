@@ -269,7 +269,7 @@ def test_missing_rule_names_the_users_line():
 # a bool token: its tangent is zero and the print sees the primal values).
 NON_DIFFERENTIABLE = {
     "and_", "argmax", "argmin", "axis_index", "bitcast_convert_type", "debug_print", "eq", "ge", "gt", "is_finite",
-    "le", "lt", "ne", "not_", "or_", "population_count", "reduce_and", "reduce_or", "reduce_xor",
+    "le", "lt", "ne", "not_", "or_", "population_count", "process_index", "reduce_and", "reduce_or", "reduce_xor",
     "shift_left", "shift_right_arithmetic", "shift_right_logical", "xor",
 }
 

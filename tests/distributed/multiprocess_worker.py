@@ -148,6 +148,23 @@ def _():
     np.testing.assert_allclose(np.asarray(got_), np.asarray(want_)[MINE], rtol=1e-5, atol=1e-5)
 
 
+@check("grad taken outside pmap: the processes' gradients add up to the one-process gradient")
+def _():
+    from mpi4py import MPI
+
+    def through_psum(mapper):
+        return lambda w, x: mapper(lambda x: lax.psum(jnp.sum(x * w), "i"), axis_name="i")(x).sum()
+
+    def through_all_gather(mapper):
+        return lambda w, x: (mapper(lambda x: lax.all_gather(x * w, "i"), axis_name="i")(x) ** 2).sum()
+
+    w = np.float32(1.5)
+    for build in (through_psum, through_all_gather):
+        mine = float(jax.grad(build(jax.pmap))(w, X[MINE]))
+        want = float(jax.grad(build(jax.vmap))(w, X))
+        np.testing.assert_allclose(sum(MPI.COMM_WORLD.allgather(mine)), want, rtol=1e-5)
+
+
 @check("vmap inside pmap, reducing over both axes")
 def _():
     def f(x):
