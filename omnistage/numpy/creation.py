@@ -1,6 +1,8 @@
 """Array creation in `omnistage.numpy`: array/asarray (concrete data), and staged
 constructors (zeros, ones, full, arange, eye, ...) that become `broadcast_in_dim`/`iota`
-statements under a trace (omnistaging: nothing is folded at trace time)."""
+statements under a trace (omnistaging: nothing is folded at trace time). `device=` (the Array
+API's keyword) is accepted and leaves the array on the host: a jitted function places its
+operands on its own device."""
 import builtins
 import operator
 
@@ -114,7 +116,7 @@ def _python_default(npdt):
     return dtypes.canonicalize_dtype(npdt)
 
 
-def asarray(a, dtype=None, order=None, copy=None):
+def asarray(a, dtype=None, order=None, copy=None, *, device=None):
     """`a` as an array; arrays of the right dtype pass through unchanged."""
     if isinstance(a, (Array, Tracer)) and (dtype is None or _dtype_arg(dtype) == a.dtype):
         return a
@@ -133,7 +135,7 @@ def _shape_arg(shape):
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape}.") from e
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, device=None):
     """An array of `shape` filled with `fill_value` (staged as broadcast_in_dim)."""
     shape = _shape_arg(shape)
     dt = _dtype_arg(dtype)
@@ -156,15 +158,15 @@ def _stage_scalar(scalar):
     return lax.shapes.broadcast_in_dim_p.bind(scalar, shape=(), broadcast_dimensions=())
 
 
-def zeros(shape, dtype=None):
+def zeros(shape, dtype=None, *, device=None):
     return full(shape, 0, _dtype_arg(dtype) or dtypes.default_float_dtype())
 
 
-def ones(shape, dtype=None):
+def ones(shape, dtype=None, *, device=None):
     return full(shape, 1, _dtype_arg(dtype) or dtypes.default_float_dtype())
 
 
-def empty(shape, dtype=None):
+def empty(shape, dtype=None, *, device=None):
     return zeros(shape, dtype)
 
 
@@ -173,22 +175,22 @@ def _like(a, dtype, shape):
     return dt, (np.shape(a) if shape is None else shape)
 
 
-def full_like(a, fill_value, dtype=None, shape=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     dt, shp = _like(a, dtype, shape)
     return full(shp, fill_value, dt)
 
 
-def zeros_like(a, dtype=None, shape=None):
+def zeros_like(a, dtype=None, shape=None, *, device=None):
     dt, shp = _like(a, dtype, shape)
     return full(shp, 0, dt)
 
 
-def ones_like(a, dtype=None, shape=None):
+def ones_like(a, dtype=None, shape=None, *, device=None):
     dt, shp = _like(a, dtype, shape)
     return full(shp, 1, dt)
 
 
-def empty_like(a, dtype=None, shape=None):
+def empty_like(a, dtype=None, shape=None, *, device=None):
     return zeros_like(a, dtype, shape)
 
 
@@ -213,7 +215,7 @@ def _arange_dtype(start, stop, step, dtype):
     return dtypes.canonicalize_dtype(dtypes.result_type(*[v for v in (start, stop, step) if v is not None]))
 
 
-def arange(start, stop=None, step=None, dtype=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
     """Evenly spaced values in [start, stop) with NumPy's length and values, JAX's dtypes.
 
     Unit-step ranges from 0 are staged as `iota`; other ranges as iota * delta + start
@@ -254,7 +256,7 @@ def _endpoints(start, stop, dtype):
     return dt, broadcast_to_shape(a, bounds), broadcast_to_shape(b, bounds), bounds
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """`num` evenly spaced samples from `start` to `stop` (array endpoints broadcast; the
     samples go along `axis`). Traced endpoints are allowed; `num` must be static.
     Computed as start * (1 - t) + stop * t (JAX's formula, exact at both endpoints)."""
@@ -364,7 +366,7 @@ def frombuffer(buffer, dtype=float, count=-1, offset=0):
     return array(np.frombuffer(buffer, dtype=np_dt, count=count, offset=offset))
 
 
-def eye(N, M=None, k=0, dtype=None):
+def eye(N, M=None, k=0, dtype=None, *, device=None):
     """Ones on the k-th diagonal (staged from iota and a comparison)."""
     dt = _dtype_arg(dtype) or dtypes.default_float_dtype()
     M = N if M is None else M

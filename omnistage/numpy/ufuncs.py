@@ -414,7 +414,18 @@ arccos = acos = _unary("arccos", lax.acos, promote_args_inexact)
 arctan = atan = _unary("arctan", lax.atan, promote_args_inexact)
 sinh = _unary("sinh", lax.sinh, promote_args_inexact)
 cosh = _unary("cosh", lax.cosh, promote_args_inexact)
-tanh = _unary("tanh", lax.tanh, promote_args_inexact)
+def tanh(x, /):
+    """Elementwise `numpy.tanh` with JAX's type promotion; complex tanh(+-inf + iy) for finite
+    y is +-1 with the zero imaginary part signed as y (the Array API's special values)."""
+    (a,) = promote_args_inexact("tanh", x)
+    out = lax.tanh(a)
+    if not dtypes.is_complex(a.dtype):
+        return out
+    re, im = lax.real(a), lax.imag(a)
+    infinite_re = lax.bitwise_and(lax.bitwise_not(lax.is_finite(re)), lax.eq(re, re))
+    saturated = lax.bitwise_and(infinite_re, lax.is_finite(im))
+    zero = lax.mul(lax.sign(im), _const(im, 0))  # a zero with y's sign
+    return lax.select(saturated, lax.complex(lax.sign(re), zero), out)
 arcsinh = asinh = _unary("arcsinh", lax.asinh, promote_args_inexact)
 arccosh = acosh = _unary("arccosh", lax.acosh, promote_args_inexact)
 arctanh = atanh = _unary("arctanh", lax.atanh, promote_args_inexact)

@@ -120,3 +120,21 @@ def test_scalar_type_compares_false_with_malformed_dtype_specs():
         assert not (jnp.float32 == other)
         assert jnp.float32 != other
     assert jnp.float32 == np.float32 and jnp.float32 == np.dtype("float32")
+
+
+def test_complex_tanh_saturates_with_the_imaginary_sign():
+    z = np.array([complex(inf, 5.7e16), complex(inf, -2.0), complex(-inf, 3.0), complex(inf, 0.0)], np.complex64)
+    got = np.asarray(jnp.tanh(z))
+    np.testing.assert_array_equal(got, [1, 1, -1, 1])
+    np.testing.assert_array_equal(np.signbit(got.imag), [False, True, False, False])
+    np.testing.assert_allclose(np.asarray(jnp.tanh(np.complex64(0.5 + 0.3j))), np.tanh(0.5 + 0.3j), rtol=1e-6)
+
+
+def test_creation_functions_accept_the_array_api_device_keyword():
+    import inspect
+
+    for name in ("arange", "asarray", "empty", "empty_like", "eye", "full", "full_like", "linspace", "ones",
+                 "ones_like", "zeros", "zeros_like"):
+        assert "device" in inspect.signature(getattr(jnp, name)).parameters, name
+    device = jnp.__array_namespace_info__().default_device()
+    assert jnp.zeros((2,), device=device).shape == (2,) and jnp.arange(3, device=None).shape == (3,)
