@@ -11,7 +11,8 @@ process applies the same Adam update and the printed loss is the global batch's:
 float32 rounding, as the one-process run's. (One change to the tour's code: the loss compares
 each prediction with its own target; see batch_loss.)
 
-Options: --steps N (default 200), --batch-size B (64), --log-every K (20; 1 prints every step).
+Options: --steps N (default 200), --batch-size B (64), --log-every K (20; 1 prints every step),
+--all-processes (every process prints its loss lines, as `process 1: step 0; loss ...`).
 """
 import argparse
 import functools
@@ -94,6 +95,8 @@ def main():
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--log-every", type=int, default=20)
+    parser.add_argument("--all-processes", action="store_true",
+                        help="every process prints its own loss, prefixed with its index (pmean makes them equal)")
     args = parser.parse_args()
 
     world_size = jax.device_count()
@@ -101,8 +104,9 @@ def main():
     local_batch_size = args.batch_size // world_size
     mine = slice(jax.process_index() * jax.local_device_count(), (jax.process_index() + 1) * jax.local_device_count())
     key, opt_state = rng_key, opt_init(params)
-    log = jax.process_index() == 0
-    if log:
+    log = args.all_processes or jax.process_index() == 0
+    prefix = f"process {jax.process_index()}: " if args.all_processes else ""
+    if jax.process_index() == 0:
         print(f"Training with {world_size} devices in {jax.process_count()} processes.", flush=True)
     start = time.perf_counter()
     for step in range(args.steps):
@@ -110,8 +114,9 @@ def main():
         batch = batch.reshape((world_size, local_batch_size) + batch.shape[1:])[mine]
         opt_state, loss = pmap_train_batch(step, opt_state, batch)
         if log and step % args.log_every == 0:
-            print(f"step {step}; loss {float(loss):.7g}", flush=True)
-    if log:
+            # one write per line: lines of processes sharing mpiexec's stdout must not interleave
+            print(f"{prefix}step {step}; loss {float(loss):.7g}\n", end="", flush=True)
+    if jax.process_index() == 0:
         print(f"Distributed training took {time.perf_counter() - start:.3g} seconds.", flush=True)
     return opt_state
 
