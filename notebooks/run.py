@@ -17,6 +17,7 @@ nothing is written into ~/.cache.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import shutil
@@ -39,6 +40,17 @@ def _missing_errors(nb):
     return [i for i, cell in enumerate(nb.cells)
             if cell.cell_type == "code" and "raises-exception" in cell.metadata.get("tags", [])
             and not any(out.get("output_type") == "error" for out in cell.get("outputs", []))]
+
+
+def use_this_python_as_kernel(folder):
+    """Make kernel `python3` this interpreter (a kernelspec in `folder`, first on JUPYTER_PATH),
+    whatever kernelspecs the user has installed: the notebooks run with the omnistage we test."""
+    spec_dir = os.path.join(folder, "kernels", "python3")
+    os.makedirs(spec_dir, exist_ok=True)
+    with open(os.path.join(spec_dir, "kernel.json"), "w") as f:
+        json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                   "display_name": "Python 3", "language": "python"}, f)
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("JUPYTER_PATH")]))
 
 
 def run_notebook(path, timeout, write):
@@ -93,11 +105,11 @@ def main(argv=None):
     if not paths:
         sys.exit("no notebook matched")
 
-    own_cache = "OMNISTAGE_CACHE_DIR" not in os.environ
-    if own_cache:  # the kernels inherit this environment
-        cache = tempfile.mkdtemp(prefix="omnistage-notebooks-")
-        os.environ["OMNISTAGE_CACHE_DIR"] = os.path.join(cache, "omnistage")
-        os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(cache, "numba"))
+    scratch = tempfile.mkdtemp(prefix="omnistage-notebooks-")
+    use_this_python_as_kernel(os.path.join(scratch, "jupyter"))
+    if "OMNISTAGE_CACHE_DIR" not in os.environ:  # the kernels inherit this environment
+        os.environ["OMNISTAGE_CACHE_DIR"] = os.path.join(scratch, "omnistage")
+        os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(scratch, "numba"))
         os.environ.setdefault("OMNISTAGE_AOT", "0")  # no detached builders writing after we clean up
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     total = time.perf_counter()
@@ -110,8 +122,7 @@ def main(argv=None):
             if failure is not None:
                 failures.append(f"{name}: {failure}")
     finally:
-        if own_cache:
-            shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     print(f"{len(paths)} notebooks in {time.perf_counter() - total:.1f} s")
     if failures:
         print("\n\n".join(failures), file=sys.stderr)

@@ -3,6 +3,7 @@ a cell tagged raises-exception must raise, and --write saves the outputs. Runs t
 in a real kernel (skipped without the notebooks extra)."""
 import importlib.util
 import os
+import sys
 
 import pytest
 
@@ -57,3 +58,18 @@ def test_a_cell_that_should_raise_but_does_not_fails(tmp_path):
     write_notebook(path, [("1 + 1", ["raises-exception"])])
     _, failure = load_runner().run_notebook(str(path), timeout=120, write=False)
     assert "cell 0 (id cell-0): 1 + 1 is tagged raises-exception but raised nothing" in failure
+
+
+def test_the_kernel_is_this_python_whatever_kernelspecs_are_installed(tmp_path, monkeypatch):
+    stray = tmp_path / "user" / "kernels" / "python3"  # a user's python3 spec naming another Python
+    stray.mkdir(parents=True)
+    (stray / "kernel.json").write_text('{"argv": ["/nonexistent/python", "-m", "ipykernel_launcher", '
+                                       '"-f", "{connection_file}"], "display_name": "x", "language": "python"}')
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "user"))
+    runner = load_runner()
+    runner.use_this_python_as_kernel(str(tmp_path / "ours"))
+    path = tmp_path / "which.ipynb"
+    write_notebook(path, [("import sys\nprint(sys.executable)", None)])
+    _, failure = runner.run_notebook(str(path), timeout=120, write=True)
+    assert failure is None
+    assert nbformat.read(str(path), as_version=4).cells[0].outputs[0].text.strip() == sys.executable
