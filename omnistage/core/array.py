@@ -139,11 +139,23 @@ class Array(LeadingAxisSequence):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"Array({body}, dtype={self.dtype.name}{weak})"
 
-    def __dlpack__(self, *args, **kwargs):
-        return self._value.__dlpack__(*args, **kwargs)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        value = self._value
+        if not value.flags.writeable and (max_version is None or tuple(max_version) < (1, 0)):
+            # DLPack before 1.0 cannot say "read-only": such a consumer gets a copy to own
+            value = value.copy()
+        given = {"max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return value.__dlpack__(stream=stream, **{k: v for k, v in given.items() if v is not None})
 
     def __dlpack_device__(self):
         return self._value.__dlpack_device__()
+
+    def to_device(self, device, /, *, stream=None):
+        """The array on `device` (the Array API's method): itself for the host; a GPU copy is
+        made by omnistage.device_put (core does not reach the device runtime)."""
+        if device is None or device == self.device:
+            return self
+        raise ValueError(f"Array.to_device({device}): use omnistage.device_put(x, device) to copy a host array to a GPU.")
 
 
 def aval_of(x):

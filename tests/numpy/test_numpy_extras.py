@@ -135,3 +135,13 @@ def test_array_api_helpers():
     assert len(parts) == 4 and np.array_equal(np.asarray(parts[1]), A[:, 1])
     np.testing.assert_array_equal(np.asarray(jnp.from_dlpack(np.arange(4.0))), np.arange(4.0))
     assert jnp.isscalar(3.0) and not jnp.isscalar(np.ones(2))
+
+
+def test_dlpack_export_and_to_device():
+    x = jnp.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(np.from_dlpack(x), np.arange(6.0).reshape(2, 3))  # a pre-1.0 consumer: a copy
+    capsule = x.__dlpack__(max_version=(1, 0))
+    assert capsule is not None
+    assert x.to_device(x.device) is x and x.to_device(None) is x
+    with pytest.raises(ValueError, match="device_put"):
+        x.to_device("not a device")
