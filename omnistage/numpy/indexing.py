@@ -241,7 +241,8 @@ def _int_entry(k, dim, n, check_bounds, as_array):
 
 def _mask_entries(mask, dim, shape, pos):
     expect = tuple(shape[dim:dim + mask.ndim])
-    if mask.shape != expect:
+    # NumPy (and JAX) accept an empty mask axis against any size: it selects nothing
+    if len(mask.shape) != len(expect) or any(m not in (e, 0) for m, e in zip(mask.shape, expect)):
         raise IndexError(
             f"boolean index did not match indexed array along axes {tuple(range(dim, dim + mask.ndim))}: "
             f"mask of shape {mask.shape} at position {pos}, indexed dims {expect}"

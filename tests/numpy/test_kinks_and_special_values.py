@@ -138,3 +138,10 @@ def test_creation_functions_accept_the_array_api_device_keyword():
         assert "device" in inspect.signature(getattr(jnp, name)).parameters, name
     device = jnp.__array_namespace_info__().default_device()
     assert jnp.zeros((2,), device=device).shape == (2,) and jnp.arange(3, device=None).shape == (3,)
+
+
+def test_an_empty_boolean_mask_selects_nothing_from_any_axis():
+    for shape in ((1,), (3,), (1, 2)):
+        assert jnp.zeros(shape)[np.zeros(0, bool)].shape == np.zeros(shape)[np.zeros(0, bool)].shape
+    with pytest.raises(IndexError, match="did not match"):
+        jnp.zeros(2)[np.zeros(1, bool)]
