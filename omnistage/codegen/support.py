@@ -121,8 +121,12 @@ def cmin(a, b):
 @_jit
 def round_half_away(x, half):
     """lax.round's default (half away from zero), computed in x's own precision like the NumPy
-    implementation: `half` is 0.5 typed as x (a float64 literal would widen float32 math)."""
-    return np.floor(x + half) if x >= 0 else np.ceil(x - half)
+    implementation: `half` is 0.5 typed as x (a float64 literal would widen float32 math).
+    From the truncation, not floor(x + 0.5): x + 0.5 rounds up to 1 for the float just below
+    0.5 (0.49999997), and floor(-0.0 + 0.5) loses the sign of -0.0. inf - inf is NaN, so
+    infinities and NaN come back as they are."""
+    t = np.trunc(x)
+    return t + np.copysign(half + half, x) if abs(x - t) >= half else t
 
 
 @_jit

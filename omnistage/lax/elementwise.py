@@ -196,8 +196,18 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
     return round_away_p.bind(x)
 
 
+def _round_half_away(x):
+    """Half away from zero, from the truncation: floor(x + 0.5) rounds 0.49999997 up to 1
+    and loses the sign of -0.0."""
+    x = np.asarray(x)
+    t = np.trunc(x)
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, which selects t (the infinity)
+        away = np.abs(x - t) >= 0.5
+    return np.where(away, t + np.copysign(np.ones_like(x), x), t).astype(x.dtype)
+
+
 round_away_p = elementwise(
-    "round_away", lambda x: np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(np.asarray(x).dtype), FLOAT, None, 1
+    "round_away", _round_half_away, FLOAT, None, 1
 )
 
 

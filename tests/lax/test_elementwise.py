@@ -4,6 +4,7 @@ primitive (eager == jit == printed program == checked interpreter)."""
 import numpy as np
 import pytest
 
+import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
 from omnistage.lax import elementwise
@@ -208,3 +209,20 @@ def test_every_primitive_impl_matches_its_abstract_dtype(name, label):
         y = (np.abs(x) % 5).astype(x.dtype)
     args = (x, y)[:nargs]
     check_staged(lambda *a: prim.bind(*a), *args)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("mode", ["eager", "jit", "interpreter"])
+def test_round_half_away_from_zero_is_exact_at_the_edges(dtype, mode, x64):
+    """lax.round's default: the float just below 0.5 rounds to 0 (floor(x + 0.5) gave 1), -0.0
+    keeps its sign, ties go away from zero, infinities and NaN pass through (JAX's values)."""
+    dt = np.dtype(dtype)
+    below_half = np.nextafter(dt.type(0.5), dt.type(0))
+    x = np.array([below_half, -below_half, 0.5, -0.5, 1.5, -2.5, -0.0, 0.0, -0.3, 2.0 ** 8 + 0.5,
+                  np.inf, -np.inf, np.nan, np.finfo(dt).max, -np.finfo(dt).max], dt)
+    want = np.array([0, -0.0, 1, -1, 2, -3, -0.0, 0, -0.0, 2.0 ** 8 + 1, np.inf, -np.inf, np.nan,
+                     np.finfo(dt).max, -np.finfo(dt).max], dt)
+    f = {"eager": lax.round, "jit": jax.jit(lax.round), "interpreter": jax.jit(lax.round, backend="interpreter")}[mode]
+    got = np.asarray(f(x))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

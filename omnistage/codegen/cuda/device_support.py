@@ -86,7 +86,9 @@ if SIMULATED:
     fma_float32 = fma_float64 = _fma
 
     def round_half_away(x, half):
-        return np.floor(x + half) if x >= 0 else np.ceil(x - half)
+        """As `codegen.support.round_half_away` (from the truncation)."""
+        t = np.trunc(x)
+        return t + np.copysign(half + half, x) if abs(x - t) >= half else t
 
     def isign(x):
         return np.sign(x)
@@ -133,7 +135,14 @@ else:
 
     @_inline
     def round_half_away(x, half):
-        return math.floor(x + half) if x >= 0 else math.ceil(x - half)
+        """As `codegen.support.round_half_away`, in floats (the CUDA target types math.floor
+        and math.trunc as integers, which lose -0.0): the truncation is x minus its fractional
+        part, with x's sign; infinities and NaN give a NaN truncation and come back as they are."""
+        one = half + half
+        t = math.copysign(x - math.fmod(x, one), x)
+        if t != t:
+            return x
+        return t + math.copysign(one, x) if abs(x - t) >= half else t
 
     @_inline
     def isign(x):
