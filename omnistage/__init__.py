@@ -21,6 +21,7 @@ from .api_grad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_g
 from .api_vmap import vmap
 from .api_pmap import pmap
 from . import distributed  # multi-process mode on MPI (imports mpi4py only when initialized)
+from .codegen.cache_eviction import clear_cache  # beyond JAX: empties the on-disk compile cache
 
 __version__ = "0.1.0"
 
@@ -30,4 +31,5 @@ __all__ = [
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
     "process_index", "random", "tree_util", "dtypes", "grad", "hessian", "jacfwd", "jacrev",
     "jvp", "linearize", "value_and_grad", "vjp", "custom_jvp", "custom_vjp", "nn", "vmap", "pmap",
+    "clear_cache",
 ]

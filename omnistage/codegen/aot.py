@@ -846,8 +846,6 @@ def _publish_record(record):
 
 
 def _record_valid(record):
-    try:
-        path = os.path.join(disk_cache.cache_dir(), record["library"])
-        return _file_sha256(path) == record["sha256"]
-    except (OSError, KeyError, TypeError):
-        return False
+    """Whether the record's library is in the cache with the record's hash (a symbolic link
+    or a damaged file is not: the library is built again)."""
+    return aot_trust.library_intact(record)

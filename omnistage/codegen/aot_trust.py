@@ -86,6 +86,18 @@ def library_path(record, record_name):
     return pdir.fd_path(library)
 
 
+def library_intact(record):
+    """Whether `record`'s library is a regular file of ours whose SHA-256 is the record's."""
+    library = record.get("library") if isinstance(record, dict) else None
+    if not isinstance(library, str) or os.path.basename(library) != library:
+        return False
+    try:
+        data = _pdir().read(library)
+    except OSError:
+        return False
+    return data is not None and hashlib.sha256(data).hexdigest() == record.get("sha256")
+
+
 def _discard(pdir, names, shown, reason):
     for name in names:
         pdir.unlink(name)

@@ -105,6 +105,10 @@ class PrivateDir:
             self.unlink(tmp)
         if placed:
             record_written(self, name, data)
+            if not name.startswith("."):
+                from . import cache_eviction  # (imports this module)
+
+                cache_eviction.note_written(self, len(data))
         return placed
 
     def publish(self, name, data):

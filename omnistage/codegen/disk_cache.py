@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import types
+import weakref
 
 from . import cache_integrity, provenance
 
@@ -305,35 +306,77 @@ def _execute(name, text, path, preset):
     return mod
 
 
-def load_module(source, preset=None):
+def load_module(source, preset=None, owner=None):
     """Import generated `source` as a module, from the disk cache when possible.
 
     The module is named after, stored as and run from `source` without its provenance
     comments (`provenance.strip`): programs that differ only in where they came from share
     one module and its machine code. `preset` globals are placed in the module before its
     code runs. The module gets `_OMNISTAGE_CACHED = True` when it lives on disk (so Numba may
-    cache machine code next to it) and False when it had to be built in memory. Returns the
-    module.
+    cache machine code next to it) and False when it had to be built in memory. With `owner`,
+    the module stays registered while `owner` lives and is freed after its last owner (`hold`);
+    without, it stays for the life of the process. Returns the module.
     """
     source = provenance.strip(source)
     name = module_name(source)
     with _lock:
         mod = sys.modules.get(name)
-        if mod is not None:
-            return mod
-        text = _with_header(source)
-        path = _store(name, text)
-        from . import numba_locator  # Numba's files for this module: ours, tagged, checked
+        if mod is None:
+            mod = _load_new(name, source, preset)
+        if owner is not None:
+            hold(owner, mod)  # under the lock: a release cannot unregister it in between
+        return mod
 
-        numba_locator.install()
-        try:
-            return _execute(name, text, path, preset)
-        except RuntimeError as e:
-            # Numba found no writable place for its cache files (even ~/.cache/numba).
-            if path is None or "cannot cache" not in str(e):
-                raise
-            _warn_once(os.path.dirname(path), e)
-            return _execute(name, text, None, preset)
+
+def _load_new(name, source, preset):
+    """Store (when possible) and run module `name` (load_module, under the lock)."""
+    text = _with_header(source)
+    path = _store(name, text)
+    from . import numba_locator  # Numba's files for this module: ours, tagged, checked
+
+    numba_locator.install()
+    try:
+        return _execute(name, text, path, preset)
+    except RuntimeError as e:
+        # Numba found no place for its cache files (NUMBA_CACHE_LOCATOR_CLASSES set by the user).
+        if path is None or "cannot cache" not in str(e):
+            raise
+        _warn_once(os.path.dirname(path), e)
+        return _execute(name, text, None, preset)
+
+
+_owners = {}  # module name -> how many live objects hold it (hold)
+
+
+def hold(owner, module):
+    """Keep `module` registered in `sys.modules` while `owner` lives (Numba imports a module by
+    name when it loads machine code for it); when the last owner of a module is collected, the
+    module leaves `sys.modules`, so it and its dispatchers are freed with the jit cache entries
+    that used them. (Numba never frees the machine code itself: its JIT engine keeps it.)"""
+    name = module.__name__
+    with _lock:
+        _owners[name] = _owners.get(name, 0) + 1
+    weakref.finalize(owner, _release, name, id(module))
+
+
+def _release(name, module_id):
+    with _lock:
+        left = _owners.get(name, 1) - 1
+        if left > 0:
+            _owners[name] = left
+            return
+        _owners.pop(name, None)
+        mod = sys.modules.get(name)
+        if id(mod) == module_id:
+            del sys.modules[name]
+            linecache.cache.pop(f"<omnistage in-memory module {name}>", None)
+            # A Numba dispatcher reaches its module's globals through compiled entry points the
+            # cycle collector cannot see (Numba's environment keeps them): taking the
+            # dispatchers out of the globals breaks that cycle. The rest stays, for an
+            # environment Numba may hand to an identical module compiled later.
+            for key, value in list(vars(mod).items()):
+                if hasattr(value, "py_func") and hasattr(value, "overloads"):
+                    del vars(mod)[key]
 
 
 def clear(directory=None):

@@ -182,9 +182,6 @@ class TaggedIndexDataCacheFile(_NumbaIndexDataCacheFile):
         except OSError as e:
             cache_integrity.warn_unwritable(pdir.path, e)
             return False
-        from . import cache_eviction
-
-        cache_eviction.note_written(pdir, len(payload))
         return True
 
 

@@ -55,7 +55,9 @@ from ..core.thread_local import ThreadLocalStack
 from .control_flow_runtime import Runtime
 
 RUNTIME_NAME = "_omni"
-_CACHE = weakref.WeakKeyDictionary()
+# fun -> its converted function is kept on fun itself (`_CONVERSION_ATTR`): a WeakKeyDictionary
+# value would pin its key through `converted.__wrapped__`, and with it every jit cache of fun.
+_CONVERSION_ATTR = "__omnistage_conversion__"
 _NOT_CONVERTED = weakref.WeakKeyDictionary()  # fun -> why it is returned unchanged
 _TEMPLATES = weakref.WeakKeyDictionary()  # code object -> _Template, or why it is not converted
 _REWRITTEN_CODE = weakref.WeakSet()  # code objects the rewrite compiled (nested ones included)
@@ -90,10 +92,9 @@ def convert(fun):
         return _convert_callable_object(fun)
     if getattr(fun, "__omnistage_converted__", False) or fun.__code__ in _REWRITTEN_CODE:
         return fun
-    try:
-        return _CACHE[fun]
-    except KeyError:
-        pass
+    entry = fun.__dict__.get(_CONVERSION_ATTR)
+    if entry is not None and entry[0]() is fun:  # (not an entry functools.wraps copied from another)
+        return entry[1]
     if fun in _NOT_CONVERTED:
         return fun
     reason = _unconvertible(fun)
@@ -102,7 +103,7 @@ def convert(fun):
         _NOT_CONVERTED[fun] = template
         return fun
     converted = template.instantiate(fun)
-    _CACHE[fun] = converted
+    fun.__dict__[_CONVERSION_ATTR] = (weakref.ref(fun), converted)  # a cycle the collector frees
     return converted
 
 
