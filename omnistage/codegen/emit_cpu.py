@@ -212,8 +212,47 @@ class ModuleEmitter:
             head.append(mpi_lowering.MODULE_IMPORT)  # multi-process collectives
         if self.vmath_used:
             head.append(f"from omnistage.codegen.vmath import {', '.join(sorted(self.vmath_used))}")
-        blocks = ["\n".join(head)] + self.functions + [entry]
+        functions, constants = hoist_constants(self.functions + [entry])
+        blocks = ["\n".join(head + constants)] + functions
         return "\n\n\n".join(blocks) + "\n"
+
+
+# A typed numeric literal in generated code: `np.float32(0.5)`, `np.uint32(9)`, `np.float32(-np.inf)`.
+_TYPED_LITERAL = re.compile(
+    r"\bnp\.((?:float|int|uint)\d+|bool_)\((-?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|np\.(?:inf|nan)))\)")
+
+
+def hoist_constants(functions):
+    """(functions, constant definitions): each distinct typed literal of the functions' code
+    becomes one module-level constant (`_c3_float32 = np.float32(0.5)`), which Numba freezes
+    as a typed constant. Inline, every `np.float32(0.5)` is a global lookup, an attribute and a
+    call for Numba to type and lower: a sampler's ~80 literals were a fifth of its compile.
+    Lines holding string literals (format strings) are left alone."""
+    names = {}
+
+    def name(m):
+        text = m.group(0)
+        if text not in names:
+            names[text] = f"_c{len(names)}_{m.group(1).rstrip('_')}"
+        return names[text]
+
+    out = []
+    for block in functions:
+        lines = block.split("\n")
+        out.append("\n".join(ln if ("'" in ln or '"' in ln) else _TYPED_LITERAL.sub(name, ln) for ln in lines))
+    return out, [f"{n} = {text}" for text, n in names.items()]
+
+
+def _loop_order(shape):
+    """The order of an elementwise loop nest's loops (axes, outermost first): C order, except
+    that a tiny last axis (at most TINY_ROW) goes outermost, so the innermost loop runs long
+    and vectorizes (a (1000, 3) normal sample: 96 -> 24 us), unless the nest is big enough to
+    run on threads, whose parallel loop is the outermost."""
+    order = list(range(len(shape)))
+    rows = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) > 1 else 0
+    if rows >= 2 * TINY_ROW and shape[-1] <= TINY_ROW and rows * shape[-1] * 8 < parallel.PARALLEL_MIN_WORK:
+        order = order[-1:] + order[:-1]
+    return order
 
 
 class Emitter(ControlFlowEmitter):
@@ -386,7 +425,9 @@ class Emitter(ControlFlowEmitter):
             self._memo = {}
             return
         self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
-        idx = self.loops(aval.shape)
+        idx = [f"_i{k}" for k in range(aval.ndim)]
+        for k in _loop_order(aval.shape):
+            self.open_loop(idx[k], aval.shape[k])
         v = self._element(e, idx)
         self.line(f"{out}[{', '.join(idx)}] = {v}")
         self.close(len(idx))
@@ -682,8 +723,9 @@ class _RowGroup:
         (em.emit_materialize if kind != REDUCE else em.emit_reduce)(e)
         lines, em.lines = em.lines, saved
         loop = f"{'    ' * em.indent}for _i0 in range({extent}):"
-        if loop not in lines:
-            em.lines.extend(lines)  # not the expected shape: emit as is
+        if loop not in lines:  # not the expected loops (a tiny last axis outermost): as is
+            self.flush()
+            em.lines.extend(lines)
             return True
         at = lines.index(loop)
         alloc, body = lines[:at], [line[4:] for line in lines[at + 1:]]

@@ -1,6 +1,7 @@
 """Fusion planning (omnistage/codegen/plan.py) and what it does to compile size: a value read by
 several statements of one loop nest is a scalar there, not an array or an unrolled row."""
 import numpy as np
+import pytest
 
 import omnistage
 import omnistage.numpy as jnp
@@ -45,6 +46,40 @@ def test_a_normal_sampler_is_one_loop_nest_without_unrolled_copies():
     text = f.lower(key).compile().as_text()
     # one threefry call per output word, once per element (not once per column of a row)
     assert text.count("_rt.threefry2x32(") == 2 and text.count("_rt.empty(") == 1
-    assert len(text.splitlines()) < 150
+    code = [ln for ln in text.splitlines() if not ln.startswith("_c")]  # hoisted constants aside
+    assert len(code) < 150
     want = omnistage.jit(lambda k: random.normal(k, (10, 3)), backend="interpreter")(key)
     np.testing.assert_array_equal(np.asarray(f(key)), np.asarray(want))
+
+
+def test_typed_literals_are_module_constants_numba_freezes():
+    f = omnistage.jit(lambda x: jnp.where(x > 0.5, x * 1.67, -x * 1.67), backend="cpu")
+    x = np.linspace(-1, 1, 7, dtype=np.float32)
+    text = f.lower(x).compile().as_text()
+    (name,) = [ln.split(" = ")[0] for ln in text.splitlines() if ln.endswith("= np.float32(1.67)")]
+    body = text.split("def ")[1]
+    assert "np.float32(1.67)" not in body and body.count(name) == 2  # defined once, used twice
+    np.testing.assert_array_equal(np.asarray(f(x)), np.where(x > 0.5, x * np.float32(1.67), -x * np.float32(1.67)))
+
+
+def test_a_tiny_last_axis_is_the_outer_loop_so_the_long_one_vectorizes():
+    f = omnistage.jit(lambda k: random.normal(k, (100, 3)), backend="cpu")
+    key = random.PRNGKey(1)
+    loops = [ln.strip() for ln in f.lower(key).compile().as_text().splitlines() if ln.strip().startswith("for ")]
+    assert loops == ["for _i1 in range(3):", "for _i0 in range(100):"]
+    want = omnistage.jit(lambda k: random.normal(k, (100, 3)), backend="interpreter")(key)
+    np.testing.assert_array_equal(np.asarray(f(key)), np.asarray(want))
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # no interpreter fallback
+def test_a_loop_nest_with_its_tiny_axis_outermost_runs_after_the_row_group_it_reads():
+    def f(x, w):
+        y = jnp.sin(x) * 3.0  # a (16, 8) row group member, still pending...
+        return y.max(1), jnp.cos(y[:, :3]) + w  # ...when this (16, 3) nest is emitted
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((16, 8)).astype(np.float32), rng.standard_normal((16, 3)).astype(np.float32)
+    got = omnistage.jit(f, backend="cpu")(x, w)
+    want = omnistage.jit(f, backend="interpreter")(x, w)
+    for g, v in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(v), rtol=2e-6, atol=1e-6)
