@@ -5,8 +5,8 @@ Numba's compile time is the user's problem: a training step (grad through a 3-la
 an Adam update), a vmapped gradient through `eig`, a gradient through a 100-step `scan`, and
 `random.gamma` (nested while loops of threefry rounds). Each cell is one fresh process whose
 omnistage cache is empty (tracing, code generation and Numba's compile of the program all
-count); omnistage's own runtime kernels (`kernels.py`, `vmath`) come from Numba's cache,
-warmed by a first untimed run, as they are on any machine after first use. JAX has no
+count); omnistage's own runtime kernels (`kernels.py`, `vmath`, `support`) come from the
+cache, warmed by a first untimed run, as they are on any machine after first use. JAX has no
 persistent cache here. Steady-state call times are in cpu.py/grad.py/vmap.py.
 
 Also: `random.normal` of a (10, 3) matrix, the seeds' `split` + `normal((2, 3))` in float32 and
@@ -20,6 +20,7 @@ Run: python benchmarks/compile_time.py [--runs N] [--cases a,b] [--breakdown]
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -158,6 +159,11 @@ def run_child(framework, case, env, python=None, breakdown=False):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _without_programs(warm, fresh):
+    """Copy cache directory `warm` to `fresh` without its generated modules and libraries."""
+    shutil.copytree(warm, fresh, ignore=shutil.ignore_patterns("omnistage_gen_*", "omnistage_aot_*"))
+
+
 def _jax_available(python):
     return subprocess.run([python, "-c", "import jax"], capture_output=True).returncode == 0
 
@@ -191,9 +197,11 @@ def main():
                                               NUMBA_CACHE_DIR=numba_cache))
             ours = []
             for k in range(args.runs):
-                # a fresh module cache: the program itself is compiled from scratch (the
-                # generated module's file name differs per cache dir, so Numba misses too)
-                env = dict(base, OMNISTAGE_CACHE_DIR=os.path.join(root, case, f"run{k}"), NUMBA_CACHE_DIR=numba_cache)
+                # the runtime kernels' machine code (kept in the cache directory) without the
+                # program's: the program itself is compiled from scratch
+                run_dir = os.path.join(root, case, f"run{k}")
+                _without_programs(os.path.join(root, case, "warmup"), run_dir)
+                env = dict(base, OMNISTAGE_CACHE_DIR=run_dir, NUMBA_CACHE_DIR=numba_cache)
                 ours.append(run_child("omnistage", case, env, breakdown=args.breakdown))
             theirs = [run_child("jax", case, base, args.jax_python) for _ in range(args.runs)] if jax else []
             rows.append((case, ours, theirs))
