@@ -473,6 +473,79 @@ def _taps(in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil):
 
 
 @_kernel
+def permuted_copy(src, src_shape, perm, dst):
+    """dst (flat, C order) = the C-ordered `src` (flat, of `src_shape`) with its axes permuted:
+    dst axis k is src axis perm[k]; elements are cast to dst's dtype. An odometer over dst's
+    outer axes, a strided inner loop: no per-element index arithmetic."""
+    nd = len(src_shape)
+    if dst.size == 0:
+        return
+    src_stride = np.empty(nd, np.int64)
+    step = 1
+    for d in range(nd - 1, -1, -1):
+        src_stride[d] = step
+        step *= src_shape[d]
+    dims, strides = np.empty(nd, np.int64), np.empty(nd, np.int64)
+    for k in range(nd):
+        dims[k], strides[k] = src_shape[perm[k]], src_stride[perm[k]]
+    inner, inner_stride = dims[nd - 1], strides[nd - 1]
+    idx = np.zeros(nd, np.int64)
+    base, j = 0, 0
+    while j < dst.size:
+        for i in range(inner):
+            dst[j + i] = src[base + i * inner_stride]
+        j += inner
+        k = nd - 2
+        while k >= 0:  # next index of the outer axes
+            idx[k] += 1
+            base += strides[k]
+            if idx[k] < dims[k]:
+                break
+            base -= idx[k] * strides[k]
+            idx[k] = 0
+            k -= 1
+
+
+@_kernel
+def _spec_ordered(x, spec, dtype_like):
+    """`x` (any rank, C order) as a C-contiguous (batch or out-feature, feature, spatial
+    flattened) array of `dtype_like`'s dtype, its axes taken in `spec` order."""
+    n0, n1 = x.shape[spec[0]], x.shape[spec[1]]
+    rest = x.size // max(n0 * n1, 1)
+    out = np.empty(n0 * n1 * rest, dtype_like.dtype)
+    permuted_copy(x.reshape(x.size), x.shape, spec, out)
+    return out.reshape((n0, n1, rest))
+
+
+@_kernel
+def _is_identity(perm):
+    for k in range(len(perm)):
+        if perm[k] != k:
+            return False
+    return True
+
+
+@_kernel
+def conv_in_layout(lhs, rhs, out, lhs_spec, rhs_spec, out_perm, spec_shape, in_sp, k_sp, out_sp, strides,
+                   pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups):
+    """`conv` on operands in their own layouts (dimension numbers `lhs_spec`, `rhs_spec`) into
+    `out` in its own: out axis a is axis out_perm[a] of the spec-ordered result, whose shape
+    is `spec_shape` (batch, out-feature, spatial...). The relayouts happen here, compiled once
+    per rank and dtype, instead of as three loop nests per convolution in every program."""
+    x = _spec_ordered(lhs, lhs_spec, out)
+    k = _spec_ordered(rhs, rhs_spec, out)
+    n, o = spec_shape[0], spec_shape[1]
+    spatial = out.size // max(n * o, 1)
+    if _is_identity(out_perm):
+        conv(x, k, out.reshape((n, o, spatial)), in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil,
+             feature_groups, batch_groups)
+        return
+    buf = np.empty((n, o, spatial), out.dtype)
+    conv(x, k, buf, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups)
+    permuted_copy(buf.reshape(buf.size), spec_shape, out_perm, out.reshape(out.size))
+
+
+@_kernel
 def conv(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups):
     """Direct convolution into `out` (N', O, S_out) of lhs (N, C, S_in) with rhs (O, I, K), all
     in the output dtype with spatial dimensions flattened (their shapes passed as tuples).

@@ -515,50 +515,33 @@ def _swapped(shape):
 # --- conv_general_dilated ----------------------------------------------------------------------------
 
 
-def _spec_layout(em, atom, spec, dtype):
-    """(name, shape) of `atom` transposed to its spec order (batch/out-feature, feature,
-    spatial...), converted to `dtype`, spatial dimensions flattened."""
-    shape = em.aval(atom).shape
-    ordered = [shape[i] for i in spec]
-    moved = em.relayout(_name(atom), shape, em.aval(atom).dtype, spec, cast=dtype)
-    flat = (ordered[0], ordered[1], math.prod(ordered[2:]))
-    var = em.fresh(f"{_name(atom)}_cv")
-    em.line(f"{var} = {moved}.reshape({_shape_tuple(flat)})")
-    return var, ordered
-
-
 def _emit_conv(em, e):
+    """One kernel call: the kernel reads the operands and writes the result in their own
+    layouts (dimension numbers), so a convolution adds no loop nests to the program."""
     lhs, rhs = e.ins
     (out,) = e.outs
     p = e.params
     oa = _out_aval(em, out)
-    lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
+    lhs_spec, rhs_spec, out_spec = (tuple(int(i) for i in s) for s in p["dimension_numbers"])
     em.line(f"# conv_general_dilated{_loc_comment(e.stmt)}")
     if oa.size == 0:
         em.line(f"{out} = np.zeros({_shape_tuple(oa.shape)}, dtype={_np_dtype(oa.dtype)})")
         return
-    x, xs = _spec_layout(em, lhs, lhs_spec, oa.dtype)
-    k, ks = _spec_layout(em, rhs, rhs_spec, oa.dtype)
+    lhs_shape, rhs_shape = em.aval(lhs).shape, em.aval(rhs).shape
     out_sp = [oa.shape[i] for i in out_spec[2:]]
-    ordered = (oa.shape[out_spec[0]], oa.shape[out_spec[1]])
-    buf = em.fresh(f"{out}_cv")
-    _alloc(em, buf, ordered + (math.prod(out_sp),), oa.dtype)
+    spec_shape = (oa.shape[out_spec[0]], oa.shape[out_spec[1]], *out_sp)
+    out_perm = tuple(int(i) for i in np.argsort(out_spec))
     # a convolution without spatial dimensions is one with a single 1-wide spatial one
     ones = lambda v, fill: tuple(int(i) for i in v) or (fill,)  # noqa: E731
     args = [
-        ones(xs[2:], 1), ones(ks[2:], 1), ones(out_sp, 1), ones(p["window_strides"], 1),
-        ones([lo for lo, _ in p["padding"]], 0), ones(p["lhs_dilation"], 1), ones(p["rhs_dilation"], 1),
+        lhs_spec, rhs_spec, out_perm, _shape_tuple(spec_shape),
+        ones([lhs_shape[i] for i in lhs_spec[2:]], 1), ones([rhs_shape[i] for i in rhs_spec[2:]], 1),
+        ones(out_sp, 1), ones(p["window_strides"], 1), ones([lo for lo, _ in p["padding"]], 0),
+        ones(p["lhs_dilation"], 1), ones(p["rhs_dilation"], 1),
     ]
-    groups = f"{p['feature_group_count']}, {p['batch_group_count']}"
-    em.line(f"_kn.conv({x}, {k}, {buf}, {', '.join(map(repr, args))}, {groups})")
-    spec_shape = _shape_tuple(ordered + tuple(out_sp))
-    perm = tuple(int(i) for i in np.argsort(out_spec))
-    if perm == tuple(range(len(perm))):
-        em.line(f"{out} = {buf}.reshape({spec_shape})")
-    else:
-        spread = em.fresh(f"{out}_sp")
-        em.line(f"{spread} = {buf}.reshape({spec_shape})")
-        em.line(f"{out} = {em.relayout(spread, ordered + tuple(out_sp), oa.dtype, perm)}")
+    _alloc(em, out, oa.shape, oa.dtype)
+    em.line(f"_kn.conv_in_layout({_contiguous(em, lhs)}, {_contiguous(em, rhs)}, {out}, "
+            f"{', '.join(map(str, args))}, {p['feature_group_count']}, {p['batch_group_count']})")
 
 
 OPAQUE_RULES = {
