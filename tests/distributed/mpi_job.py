@@ -26,6 +26,9 @@ def mpiexec():
 
 def job_env(cache_dir, **extra):
     env = dict(os.environ)
+    # tests/cuda/conftest.py turns Numba's CUDA simulator on for the whole session; these are
+    # CPU jobs, where a simulated GPU would count as a second local device
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
     env.update(
         OMNISTAGE_CACHE_DIR=os.path.join(cache_dir, "omnistage"),
         NUMBA_CACHE_DIR=os.path.join(cache_dir, "numba"),
