@@ -90,5 +90,5 @@ def test_without_mpi4py_the_error_names_the_extra(fresh):
 
 def test_one_process_devices_are_unchanged():
     assert jax.process_count() == 1 and jax.process_index() == 0
-    assert jax.local_devices() == jax.devices("cpu")[:1] and jax.devices("cpu")[0].process_index == 0
+    assert jax.local_devices(backend="cpu") == jax.devices("cpu")[:1] and jax.devices("cpu")[0].process_index == 0
     assert jax.local_device_count("cpu") == 1  # (a GPU, or the simulator, adds one more)
