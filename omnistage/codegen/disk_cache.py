@@ -21,7 +21,11 @@ Rules this module keeps:
   format) file is detected and replaced;
 - the module's code is compiled from the validated text in memory (never re-read from disk);
 - a read-only, uncreatable or unsafe (shared-writable) cache directory degrades to in-memory
-  modules, with one warning per process; results are the same, only slower to start.
+  modules, with one warning per process; results are the same, only slower to start;
+- the directory is used through its checked descriptor and every file written is listed in
+  its manifest (cache_integrity); Numba's own files for a module are kept and checked by
+  numba_locator, the size bound and `clear` are cache_eviction's;
+- a module loaded for an `owner` leaves `sys.modules` after its last owner (`hold`).
 
 Imports only the standard library at import time; Numba and llvmlite are imported by
 `toolchain_fingerprint`, which runs only when a module is loaded (the first compiled `jit`).

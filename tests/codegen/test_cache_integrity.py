@@ -61,10 +61,26 @@ EXPECTED = {"f": (np.sort(_X) * np.float32(2) + np.float32(1)).tolist(),
             "h": (np.linspace(-8.0, 8.0, 4096).astype(np.float16) * np.float16(8)).astype(np.float32).tolist()}
 
 
+_CHILD_PATH = [ROOT]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def frozen_package(tmp_path_factory):
+    """Children import a copy of omnistage taken once: an edit of a runtime module while the
+    (long) tests run would rename generated modules and restamp runtime entries between the
+    damaged process and the next."""
+    root = tmp_path_factory.mktemp("frozen")
+    shutil.copytree(os.path.dirname(omnistage.__file__), root / "omnistage",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    _CHILD_PATH[:] = [str(root)]
+    yield root
+    _CHILD_PATH[:] = [ROOT]
+
+
 def child_env(cache, **extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_"))}
     env.update(OMNISTAGE_CACHE_DIR=str(cache), OMNISTAGE_AOT="0", OMNISTAGE_LOG_COMPILES="0")
-    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
+    env["PYTHONPATH"] = os.pathsep.join(_CHILD_PATH + [p for p in [env.get("PYTHONPATH")] if p])
     env.update(extra)
     return env
 
