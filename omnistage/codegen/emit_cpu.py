@@ -166,11 +166,9 @@ class _NumbaLiterals(ast.NodeTransformer):
 
 def _numba_ready(program):
     """A copy of `program` whose literals Numba accepts."""
-    import copy
+    from ..staging.program import Program, copy_tree
 
-    from ..staging.program import Program
-
-    fn = _NumbaLiterals().visit(copy.deepcopy(program.fn))
+    fn = _NumbaLiterals().visit(copy_tree(program.fn))
     return Program(fn, program.avals, program.consts, program.debug_name)
 
 

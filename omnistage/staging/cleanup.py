@@ -13,7 +13,7 @@ import numpy as np
 from ..core import primitive as core_primitive
 from .convert import all_names
 from .naming import Namer
-from .program import Program, body_refs, eqn, is_eqn, make_stmt, name_atom
+from .program import Program, body_refs, copy_tree, eqn, is_eqn, make_stmt, name_atom
 
 EFFECTFUL = core_primitive.EFFECTFUL  # kept although their results are unused (debug printing)
 
@@ -31,7 +31,7 @@ _IDENTITIES = {"mul": {0: 1, 1: 1}, "add": {0: 0, 1: 0}, "sub": {1: 0}, "div": {
 def simplify(program):
     """Drop statements a pass introduced that compute nothing: `mul(1, x)`, `add(x, 0)`,
     `sub(x, 0)`, `div(x, 1)` where the result has x's shape and dtype (uses read x)."""
-    fn = copy.deepcopy(program.fn)
+    fn = copy_tree(program.fn)
     fn.body = _rewrite_body(fn.body, lambda stmt, defs: _drop_identity(stmt, program.avals))
     return Program(fn, program.avals, program.consts, program.debug_name)
 
@@ -89,7 +89,7 @@ def inline_transformation_ops(program):
     table = core_primitive.inline_for_lowering
     if not any(is_eqn(n) and n.value.func.id in table for n in ast.walk(program.fn)):
         return program
-    fn = copy.deepcopy(program.fn)
+    fn = copy_tree(program.fn)
     fn.body = _rewrite_body(fn.body, lambda stmt, defs: _inline(stmt, defs, table))
     return Program(fn, program.avals, program.consts, program.debug_name)
 
@@ -142,7 +142,7 @@ def reciprocal_divisors(program):
     differ from a true division by at most one rounding, as JAX's do."""
     from . import literals
 
-    fn = copy.deepcopy(program.fn)
+    fn = copy_tree(program.fn)
     avals = dict(program.avals)
     fresh = Namer(all_names(fn)).fresh
 
@@ -180,7 +180,7 @@ def cse(program):
     """A copy of `program` where a statement repeating an earlier one (same primitive,
     operands and parameters, in the same body) reuses the earlier results. Statements with
     bodies or effects are left alone."""
-    fn = copy.deepcopy(program.fn)
+    fn = copy_tree(program.fn)
     _cse_body(fn.body, {})
     return Program(fn, program.avals, program.consts, program.debug_name)
 
@@ -226,7 +226,7 @@ class _Rename(ast.NodeTransformer):
 
 def dce(program):
     """A copy of `program` without statements whose results are never used."""
-    fn = copy.deepcopy(program.fn)
+    fn = copy_tree(program.fn)
     fn.body = _dce_body(fn.body)
     live_names = all_names(fn)
     avals = {k: v for k, v in program.avals.items() if k in live_names}
