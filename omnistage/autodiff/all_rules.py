@@ -11,3 +11,4 @@ from . import linalg_rules  # noqa: F401
 from . import convolution_rules  # noqa: F401
 from . import parallel_rules  # noqa: F401
 from . import fft_rules  # noqa: F401
+from . import window_chooser_rules  # noqa: F401

@@ -570,3 +570,95 @@ def conv(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, 
                         p = taps[s, t]
                         if p >= 0:
                             out[n, o, s] += lhs[src_n, ch0 + c, p] * w
+
+
+# --- reduce_window_max/min, select_and_gather_add, select_and_scatter_add ----------------------
+
+
+@_kernel
+def _window_choices(x, out_shape, window, strides, pad_lo, base_dil, win_dil, identity, take_max):
+    """Flat index into `x` of the element each window (C order over `out_shape`) chooses, -1
+    where it chooses padding or a dilation hole (which hold `identity`). Each window is
+    scanned in row-major order, the running choice kept unless the next element is greater
+    (`take_max`; lesser otherwise) or the running one is NaN: the first NaN, else the first
+    extremum, as lax.reduce_window's composition and XLA choose. The trailing axes that no
+    window touches form a contiguous inner block, scanned by a unit-stride inner loop."""
+    nd = x.ndim
+    in_stride = np.empty(nd, np.int64)
+    step = 1
+    for d in range(nd - 1, -1, -1):
+        in_stride[d] = step
+        step *= x.shape[d]
+    split = nd  # axes split: and beyond form the inner block
+    while split > 0 and window[split - 1] == 1 and strides[split - 1] == 1 and pad_lo[split - 1] == 0 \
+            and base_dil[split - 1] == 1 and out_shape[split - 1] == x.shape[split - 1]:
+        split -= 1
+    inner = 1
+    for d in range(split, nd):
+        inner *= x.shape[d]
+    n_outer, n_win = 1, 1
+    for d in range(split):
+        n_outer *= out_shape[d]
+        n_win *= window[d]
+    xf = x.reshape(x.size)
+    choice = np.empty(n_outer * inner, np.int64)
+    acc = np.empty(inner, x.dtype)
+    oi, wi = np.zeros(max(split, 1), np.int64), np.zeros(max(split, 1), np.int64)
+    for j in range(n_outer):
+        flat = j
+        for d in range(split - 1, -1, -1):
+            oi[d] = flat % out_shape[d]
+            flat //= out_shape[d]
+        at = j * inner
+        for w in range(n_win):
+            flat = w
+            for d in range(split - 1, -1, -1):
+                wi[d] = flat % window[d]
+                flat //= window[d]
+            off = 0
+            for d in range(split):
+                p = oi[d] * strides[d] + wi[d] * win_dil[d] - pad_lo[d]  # in the dilated operand
+                if p < 0 or p > (x.shape[d] - 1) * base_dil[d] or p % base_dil[d] != 0:
+                    off = -1
+                    break
+                off += (p // base_dil[d]) * in_stride[d]
+            for c in range(inner):
+                v = xf[off + c] if off >= 0 else identity
+                if w > 0:
+                    a = acc[c]
+                    keep = (a >= v if take_max else a <= v) or a != a
+                    if keep:
+                        continue
+                acc[c] = v
+                choice[at + c] = off + c if off >= 0 else -1
+    return choice
+
+
+@_kernel
+def reduce_window_chooser(x, out, window, strides, pad_lo, base_dil, win_dil, identity, take_max):
+    """A max (`take_max`) or min window reduction of `x` into `out`."""
+    choice = _window_choices(x, out.shape, window, strides, pad_lo, base_dil, win_dil, identity, take_max)
+    xf, of = x.reshape(x.size), out.reshape(out.size)
+    for j in range(of.size):
+        of[j] = xf[choice[j]] if choice[j] >= 0 else identity
+
+
+@_kernel
+def select_and_gather_add(t, x, out, window, strides, pad_lo, base_dil, win_dil, identity, take_max):
+    """out (pooled) = `t` at the element of `x` each window chooses (0 where padding wins)."""
+    choice = _window_choices(x, out.shape, window, strides, pad_lo, base_dil, win_dil, identity, take_max)
+    tf, of = t.reshape(t.size), out.reshape(out.size)
+    for j in range(of.size):
+        of[j] = tf[choice[j]] if choice[j] >= 0 else 0
+
+
+@_kernel
+def select_and_scatter_add(source, x, out, window, strides, pad_lo, base_dil, win_dil, identity, take_max):
+    """out (x's shape) = the sum of `source` over the windows choosing each element, added in
+    window order (as the NumPy implementation's np.add.at)."""
+    choice = _window_choices(x, source.shape, window, strides, pad_lo, base_dil, win_dil, identity, take_max)
+    sf, of = source.reshape(source.size), out.reshape(out.size)
+    of[:] = 0
+    for j in range(sf.size):
+        if choice[j] >= 0:
+            of[choice[j]] += sf[j]

@@ -544,6 +544,47 @@ def _emit_conv(em, e):
             f"{', '.join(map(str, args))}, {p['feature_group_count']}, {p['batch_group_count']})")
 
 
+# --- reduce_window_max/min and their derivatives (lax/window_choosers.py) -----------------------
+
+
+def _window_identity(select_prim, dtype):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return f"{_np_dtype(dt)}({'-' if select_prim == 'ge' else ''}np.inf)"
+    info = np.iinfo(dt)
+    return f"{_np_dtype(dt)}({info.min if select_prim == 'ge' else info.max})"
+
+
+def _emit_window_chooser(em, e, select_prim, operands):
+    """One kernel call; `operands` are the kernel's array arguments before `out`."""
+    (out,) = e.outs
+    p = e.params
+    oa = _out_aval(em, out)
+    x = e.ins[-1]  # the operand that chooses
+    em.line(f"# {e.prim}{_loc_comment(e.stmt)}")
+    _alloc(em, out, oa.shape, oa.dtype)
+    args = [
+        p["window_dimensions"], p["window_strides"], tuple(lo for lo, _ in p["padding"]), p["base_dilation"],
+        p["window_dilation"], _window_identity(select_prim, em.aval(x).dtype), select_prim == "ge",
+    ]
+    arrays = ", ".join(_contiguous(em, a) for a in operands)
+    em.line(f"_kn.{_WINDOW_KERNELS[e.prim]}({arrays}, {out}, {', '.join(map(str, args))})")
+
+
+_WINDOW_KERNELS = {
+    "reduce_window_max": "reduce_window_chooser", "reduce_window_min": "reduce_window_chooser",
+    "select_and_gather_add": "select_and_gather_add", "select_and_scatter_add": "select_and_scatter_add",
+}
+
+
+def _emit_reduce_window(em, e):
+    _emit_window_chooser(em, e, "ge" if e.prim == "reduce_window_max" else "le", e.ins)
+
+
+def _emit_select_and(em, e):
+    _emit_window_chooser(em, e, e.params["select_prim"], e.ins)
+
+
 OPAQUE_RULES = {
     "dynamic_slice": _emit_dynamic_slice,
     "dynamic_update_slice": _emit_dynamic_update_slice,
@@ -563,6 +604,10 @@ OPAQUE_RULES = {
     "lu_pivots_to_permutation": _emit_lu_pivots_to_permutation,
     "triangular_solve": _emit_triangular_solve,
     "conv_general_dilated": _emit_conv,
+    "reduce_window_max": _emit_reduce_window,
+    "reduce_window_min": _emit_reduce_window,
+    "select_and_gather_add": _emit_select_and,
+    "select_and_scatter_add": _emit_select_and,
 }
 
 emit_cpu.OPAQUE_RULES.update(OPAQUE_RULES)

@@ -2,15 +2,18 @@
 computation, pytree operands, padding, strides, base and window dilation),
 `reduce_window_shape_tuple`, and `reduce`.
 
-They are compositions of existing primitives, not primitives of their own, so derivatives,
-batching and both code generators come with them. A window reduction pads (interior padding
-for base dilation), then folds, one window dimension at a time, the
+Max and min windows of real arrays bind the primitives of `window_choosers.py` (JAX's
+reduce_window_max/min, whose derivatives are select_and_gather_add/select_and_scatter_add):
+one kernel each in generated code. The rest are compositions of existing primitives, so
+derivatives, batching and both code generators come with them. A window reduction pads
+(interior padding for base dilation), then folds, one window dimension at a time, the
 strided slices taken at each offset of the window. A reduction XLA may reorder must be
 associative, so folding dimension by dimension is allowed and costs sum(window) slices
-instead of prod(window). Dimensions are folded last first, so for max/min the slice that
-wins a tie is the first in row-major window order: the derivative of a max pool goes to
-the first maximum of each window, as JAX's (select_and_gather_add), not split among ties
-as `lax.max`'s derivative is. `reduce` folds halves of each axis (log2(n) steps).
+instead of prod(window). Dimensions are folded last first, so for max/min (bool, or with
+negative padding) the slice that wins a tie is the first in row-major window order, the
+choice the primitives make: the derivative of a max pool goes to the first maximum of each
+window, as JAX's, not split among ties as `lax.max`'s derivative is. `reduce` folds halves
+of each axis (log2(n) steps).
 
 Imports core and the lax modules beside it only.
 """
@@ -22,6 +25,7 @@ from ..core.tree_util import tree_flatten, tree_unflatten
 from . import elementwise as E
 from . import reductions as RD
 from . import shapes as S
+from . import window_choosers as WC
 from .convolution import padtype_to_pads
 
 # computation -> the reduction primitive it is, for `reduce` with an identity initial value
@@ -163,9 +167,12 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     if any(v < 1 for v in window + strides + base + wdil):
         raise ValueError("reduce_window: window dimensions, strides and dilations must be positive.")
 
-    inits = [E.convert_element_type(v, x.dtype) for v, x in zip(operands(*flat_init), flat_x)]
     monoid = len(flat_x) == 1 and _is_identity(flat_init[0], computation, flat_x[0].dtype)
     chooser = _CHOOSER_STEP.get(computation) if monoid else None
+    if chooser is not None and _chooser_primitive_applies(flat_x[0], pads):
+        select_prim = "ge" if computation is E.max else "le"
+        return tree_unflatten(tree, [WC.reduce_window_chooser(flat_x[0], select_prim, window, strides, pads, base, wdil)])
+    inits = [E.convert_element_type(v, x.dtype) for v, x in zip(operands(*flat_init), flat_x)]
 
     def step(acc, xs):
         if chooser is not None:
@@ -197,6 +204,14 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
             start[-1] = S.broadcast_in_dim(E.convert_element_type(True, np.bool_), flat_x[0].shape, ())
         flat_x = step(start, flat_x)[:len(flat_init)]
     return tree_unflatten(tree, flat_x)
+
+
+def _chooser_primitive_applies(x, pads):
+    """Max and min windows of a real array bind `reduce_window_max`/`_min` (one kernel, and
+    one for the derivative); bool, complex, rank-0 and negative padding keep the composition."""
+    dt = np.dtype(x.dtype)
+    real = dt.kind in "iuf" or dtypes.is_float(dt)
+    return real and x.ndim > 0 and all(lo >= 0 and hi >= 0 for lo, hi in pads)
 
 
 def _skipping_masked(step):

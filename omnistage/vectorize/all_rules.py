@@ -8,3 +8,4 @@ from . import collective_rules  # noqa: F401
 from . import custom_rules  # noqa: F401
 from . import debug_rules  # noqa: F401
 from . import fft_rules  # noqa: F401
+from . import window_chooser_rules  # noqa: F401

@@ -625,6 +625,29 @@ def test_conv_3d_float64_complex_and_empty(x64):
     check(lambda a, b: lax.conv_general_dilated(a, b, (), ()), floats((3, 4), "float64"), floats((5, 4), "float64"))
 
 
+# --- max/min windows ------------------------------------------------------------------------
+
+
+def test_max_min_windows_and_their_derivatives():
+    """reduce_window_max/min and select_and_gather_add/select_and_scatter_add (their JVP and
+    VJP): NaN, infinities and ties in the windows, padding, strides and both dilations."""
+    x = floats((2, 6, 5, 3))
+    x[0, :2, :2, 0] = 1.0  # a tied window
+    window = dict(window_dimensions=(1, 2, 3, 1), window_strides=(1, 2, 1, 1),
+                  padding=((0, 0), (1, 0), (1, 1), (0, 0)), base_dilation=(1, 1, 2, 1), window_dilation=(1, 1, 2, 1))
+    args = tuple(window.values())
+
+    def pools(v):
+        return (lax.reduce_window(v, -np.inf, lax.max, *args), lax.reduce_window(v, np.inf, lax.min, *args))
+
+    check(pools, x)
+    check(lambda v: lax.reduce_window(v, np.iinfo(np.int32).min, lax.max, (2, 2), (1, 1), "SAME"), ints((4, 5)))
+    t = floats((2, 6, 5, 3), specials=False)
+    check(lambda v, dv: omnistage.jvp(pools, (v,), (dv,)), x, t)
+    ct = floats(pools(x)[0].shape, specials=False)
+    check(lambda v, c: omnistage.vjp(lambda u: pools(u)[0], v)[1](c), x, ct)
+
+
 # --- everything together ----------------------------------------------------------------------
 
 
