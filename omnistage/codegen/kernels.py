@@ -474,10 +474,11 @@ def _taps(in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil):
 
 @_kernel
 def permuted_copy(src, src_shape, perm, dst):
-    """dst (flat, C order) = the C-ordered `src` (flat, of `src_shape`) with its axes permuted:
-    dst axis k is src axis perm[k]; elements are cast to dst's dtype. An odometer over dst's
-    outer axes, a strided inner loop: no per-element index arithmetic."""
-    nd = len(src_shape)
+    """dst (flat, C order) = the C-ordered `src` (flat, of shape `src_shape`) with its axes
+    permuted: dst axis k is src axis perm[k]; elements are cast to dst's dtype. Shapes and
+    permutations are int64 arrays, so one specialization serves every rank. An odometer over
+    dst's outer axes, a strided inner loop: no per-element index arithmetic."""
+    nd = src_shape.shape[0]
     if dst.size == 0:
         return
     src_stride = np.empty(nd, np.int64)
@@ -507,13 +508,21 @@ def permuted_copy(src, src_shape, perm, dst):
 
 
 @_kernel
+def _as_array(values):
+    out = np.empty(len(values), np.int64)
+    for k in range(len(values)):
+        out[k] = values[k]
+    return out
+
+
+@_kernel
 def _spec_ordered(x, spec, dtype_like):
     """`x` (any rank, C order) as a C-contiguous (batch or out-feature, feature, spatial
     flattened) array of `dtype_like`'s dtype, its axes taken in `spec` order."""
     n0, n1 = x.shape[spec[0]], x.shape[spec[1]]
     rest = x.size // max(n0 * n1, 1)
     out = np.empty(n0 * n1 * rest, dtype_like.dtype)
-    permuted_copy(x.reshape(x.size), x.shape, spec, out)
+    permuted_copy(x.reshape(x.size), _as_array(x.shape), _as_array(spec), out)
     return out.reshape((n0, n1, rest))
 
 
@@ -542,7 +551,7 @@ def conv_in_layout(lhs, rhs, out, lhs_spec, rhs_spec, out_perm, spec_shape, in_s
         return
     buf = np.empty((n, o, spatial), out.dtype)
     conv(x, k, buf, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups)
-    permuted_copy(buf.reshape(buf.size), spec_shape, out_perm, out.reshape(out.size))
+    permuted_copy(buf.reshape(buf.size), _as_array(spec_shape), _as_array(out_perm), out.reshape(out.size))
 
 
 @_kernel
