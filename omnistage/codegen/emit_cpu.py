@@ -227,11 +227,15 @@ def hoist_constants(functions):
     call for Numba to type and lower: a sampler's ~80 literals were a fifth of its compile.
     Lines holding string literals (format strings) are left alone."""
     names = {}
+    taken = set(re.findall(r"\b_c\d+_\w+", "\n".join(functions)))  # program variables' names
+    count = iter(range(1 << 30))
 
     def name(m):
         text = m.group(0)
-        if text not in names:
-            names[text] = f"_c{len(names)}_{m.group(1).rstrip('_')}"
+        while text not in names:
+            candidate = f"_c{next(count)}_{m.group(1).rstrip('_')}"
+            if candidate not in taken:
+                names[text] = candidate
         return names[text]
 
     out = []

@@ -83,3 +83,12 @@ def test_a_loop_nest_with_its_tiny_axis_outermost_runs_after_the_row_group_it_re
     want = omnistage.jit(f, backend="interpreter")(x, w)
     for g, v in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(v), rtol=2e-6, atol=1e-6)
+
+
+def test_hoisted_constants_never_take_a_program_variables_name():
+    from omnistage.codegen.emit_cpu import hoist_constants
+
+    (code,), constants = hoist_constants(["def f(x):\n    _c0_float32 = x * np.float32(2.0)\n"
+                                          "    return _c0_float32 + np.float32(2.0) + np.uint32(3)"])
+    assert constants == ["_c1_float32 = np.float32(2.0)", "_c2_uint32 = np.uint32(3)"]
+    assert code.endswith("return _c0_float32 + _c1_float32 + _c2_uint32")
