@@ -109,10 +109,14 @@ class NumbaProgram:
         if tier is not None and tier.due:
             self._tier_up()
         start = time.perf_counter() if tier is not None else 0.0
+        for i in self._arrays_in:
+            if not args[i].flags.c_contiguous:  # jnp.zeros' stride 0, a view: copied (~90 ns a check)
+                args = _c_ordered(args, self._arrays_in)
+                break
         try:
             out = self._fn(*args, *self._consts)
         except TypeError:
-            # no matching signature: an input not in C order (or misaligned); copy it
+            # no matching signature: a misaligned input; copy it
             retry = _c_ordered(args, self._arrays_in)
             if retry is None:
                 raise
