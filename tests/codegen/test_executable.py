@@ -66,3 +66,12 @@ def test_a_wrong_dtype_at_the_boundary_is_still_an_error():
     compiled = omnistage.jit(lambda x: x * 2.0, backend="cpu").lower(jnp.zeros(3)).compile()
     with pytest.raises(TypeError):
         compiled.executable(np.zeros(3, np.float64))
+
+
+def test_an_input_not_in_c_order_is_copied_before_the_call_not_after_a_failed_one():
+    compiled = omnistage.jit(lambda x: x * 2.0, backend="cpu").lower(jnp.zeros(4)).compile()
+    ex, calls = compiled.executable, []
+    fn = ex._fn
+    ex._fn = lambda *args: calls.append(args) or fn(*args)
+    np.testing.assert_array_equal(np.asarray(compiled(jnp.ones(4))), np.full(4, 2.0, np.float32))
+    assert len(calls) == 1 and calls[0][0].flags.c_contiguous  # no failed first try (~40 us)
