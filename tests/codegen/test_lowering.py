@@ -23,6 +23,9 @@ CONTROL_FLOW = {"cond", "while_loop", "scan"}  # lowered by the control-flow cod
 # Never reach code generation: `staging.cleanup` inlines these (stop_gradient, custom rules),
 # and vmap rewrites the collectives away (outside vmap they are an unbound-axis error).
 NOT_LOWERED = set(core_primitive.inline_for_lowering) | {"psum", "pmax", "pmin", "all_gather", "axis_index"}
+# compiled by the tests that can run them: debug_print prints (tests/api/test_debug_print.py),
+# the cross-process steps need an MPI job (tests/distributed)
+COMPILED_ELSEWHERE = {"debug_print", "process_allreduce", "process_allgather", "process_index"}
 SEEN = set()  # primitives that reached the Numba backend in a differential test of this file
 
 TOLERANCE = {  # (rtol, atol) by result dtype
@@ -648,6 +651,17 @@ def test_max_min_windows_and_their_derivatives():
     check(lambda v, c: omnistage.vjp(lambda u: pools(u)[0], v)[1](c), x, ct)
 
 
+# --- random bits and FFTs -------------------------------------------------------------------
+
+
+def test_random_bits_and_ffts():
+    check(lambda k: omnistage.random.normal(k, (7, 3)), omnistage.random.key_data(omnistage.random.PRNGKey(3))
+          if hasattr(omnistage.random, "key_data") else omnistage.random.PRNGKey(3))
+    x = floats((4, 6), specials=False)
+    check(lambda v: (jnp.fft.fft(v), jnp.fft.rfft2(v), jnp.fft.irfft(jnp.fft.rfft(v)), jnp.fft.ifftn(v.astype(jnp.complex64))), x,
+          tol=(1e-4, 1e-4))
+
+
 # --- everything together ----------------------------------------------------------------------
 
 
@@ -666,7 +680,7 @@ def test_every_primitive_was_compiled_by_numba_in_this_file(request):
     selected = {item.originalname for item in request.session.items if item.module is request.module}
     if selected != functions:
         pytest.skip("only meaningful when the whole file runs")
-    missing = sorted(p for p in registry if p not in CONTROL_FLOW and p not in SEEN)
+    missing = sorted(p for p in registry if p not in CONTROL_FLOW | NOT_LOWERED | COMPILED_ELSEWHERE and p not in SEEN)
     assert not missing, f"primitives that no differential test compiled with Numba: {missing}"
 
 
