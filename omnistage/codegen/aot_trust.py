@@ -52,17 +52,21 @@ def read_record(name):
         return None
     if pdir.key() is None:
         return None  # nothing can be checked (a read-only directory without its key)
+    record = parse_record(pdir, name, raw)
+    if record is None:
+        _discard(pdir, [name], name, "not a record of ours (its tag does not match its contents)")
+    return record
+
+
+def parse_record(pdir, name, raw):
+    """The record in bytes `raw` read from `name` when its tag is right, else None."""
     try:
         record = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
-        record = None
+        return None
     tag = record.get(_TAG_FIELD) if isinstance(record, dict) else None
     expected = pdir.tag(name, _payload(record)) if isinstance(tag, str) else None
-    if expected is None or not hmac.compare_digest(expected, tag):
-        reason = "its tag does not match its contents" if isinstance(record, dict) else "not a record"
-        _discard(pdir, [name], name, reason)
-        return None
-    return record
+    return record if expected is not None and hmac.compare_digest(expected, tag) else None
 
 
 def library_path(record, record_name):

@@ -65,7 +65,7 @@ def evict(pdir, limit):
     if lock is None:
         return set()  # another process is evicting right now
     try:
-        owned = cache_integrity.manifest(pdir)
+        owned = cache_integrity.manifest(pdir, repair=True)
         files, total = _sizes(pdir, owned)
         deleted = set()
         if total > limit:
@@ -150,7 +150,7 @@ def clear_cache(directory=None):
     lock = pdir.flock(cache_integrity.LOCK_NAME, exclusive=True)
     try:
         removed = 0
-        for name in cache_integrity.manifest(pdir):
+        for name in cache_integrity.manifest(pdir, repair=True):
             removed += pdir.unlink(name)
         removed += _remove_stale_temps(pdir, 0.0)
         cache_integrity.rewrite_manifest(pdir, {})

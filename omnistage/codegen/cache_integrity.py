@@ -310,6 +310,9 @@ def private_dir(path, create=True):
                 raise NotADirectoryError(f"{path} exists and is not a directory") from None
             raise
         pdir = _dirs[path] = PrivateDir(path, fd)
+        for name in (MANIFEST_NAME, LOCK_NAME):
+            if stat.S_ISLNK(_lstat_mode(pdir, name)):
+                pdir.unlink(name)  # ours are regular files: a link was planted or left there
         return pdir
 
 
@@ -337,8 +340,14 @@ def record_written(pdir, name, data):
     try:
         lock = pdir.flock(LOCK_NAME, exclusive=False)  # compaction holds it exclusively
         try:
-            fd = os.open(MANIFEST_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         0o600, dir_fd=pdir.fd)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                fd = os.open(MANIFEST_NAME, flags, 0o600, dir_fd=pdir.fd)
+            except OSError as e:
+                if e.errno != errno.ELOOP:
+                    raise
+                pdir.unlink(MANIFEST_NAME)  # a link planted there: ours is a regular file
+                fd = os.open(MANIFEST_NAME, flags, 0o600, dir_fd=pdir.fd)
             try:
                 os.write(fd, line)  # one write of < PIPE_BUF bytes with O_APPEND: never interleaved
             finally:
@@ -349,17 +358,84 @@ def record_written(pdir, name, data):
         pass
 
 
-def manifest(pdir):
-    """{name: sha256} of every file the manifest lists with a valid tag (later lines win)."""
-    data = pdir.read(MANIFEST_NAME) or b""
+def manifest(pdir, repair=False):
+    """{name: sha256} of every file the manifest lists with a valid tag (later lines win).
+
+    A damaged manifest (a line with a wrong tag, or not a regular file) would leave files of
+    ours that nothing may delete; with `repair` (the caller holds LOCK_NAME exclusively) the
+    directory is scanned for files that prove to be ours (scan_owned) and the manifest
+    rewritten."""
+    try:
+        data = pdir.read(MANIFEST_NAME)
+        damaged = data is None and _exists(pdir, MANIFEST_NAME)
+    except OSError:
+        data, damaged = None, True
     owned = {}
-    for raw in data.split(b"\n"):
-        parts = raw.decode("utf-8", "replace").split(" ")
-        if len(parts) != 3:
+    for raw in (data or b"").split(b"\n"):
+        if not raw:
             continue
-        name, digest, tag = parts
-        expected = pdir.tag(name, digest.encode())
+        parts = raw.decode("utf-8", "replace").split(" ")
+        name, digest, tag = parts if len(parts) == 3 else ("", "", "")
+        expected = pdir.tag(name, digest.encode()) if name else None
         if expected is not None and hmac.compare_digest(expected, tag) and "/" not in name:
+            owned[name] = digest
+        else:
+            damaged = True
+    if damaged and repair:
+        owned.update(scan_owned(pdir))
+        if not stat.S_ISREG(_lstat_mode(pdir, MANIFEST_NAME)):
+            pdir.unlink(MANIFEST_NAME)  # a link or other odd thing put there
+        rewrite_manifest(pdir, owned)
+    return owned
+
+
+def _exists(pdir, name):
+    return _lstat_mode(pdir, name) != 0
+
+
+def _lstat_mode(pdir, name):
+    try:
+        return pdir.stat(name).st_mode
+    except OSError:
+        return 0
+
+
+def scan_owned(pdir):
+    """{name: sha256} of the files in `pdir` that prove to be ours by their contents: Numba
+    files with a valid tag, generated modules whose header hash holds, library records with a
+    valid tag and the libraries whose hash they hold, empty build locks."""
+    from . import aot_trust, disk_cache  # (both import this module)
+
+    owned, libraries = {}, {}
+    for name in pdir.names():
+        if name.startswith(".") or not stat.S_ISREG(_lstat_mode(pdir, name)):
+            continue
+        data = pdir.read(name)
+        if data is None:
+            continue
+        if name.endswith((".nbi", ".nbc")):
+            try:
+                pdir.untagged(name, data)
+            except DamagedEntry:
+                continue
+        elif name.endswith(".py"):
+            if not disk_cache.is_module_file(name, data):
+                continue
+        elif name.startswith("omnistage_aot_") and name.endswith(".lock"):
+            if data:
+                continue
+        elif name.startswith("omnistage_aot_") and name.endswith(".json"):
+            record = aot_trust.parse_record(pdir, name, data)
+            if record is None:
+                continue
+            if isinstance(record.get("library"), str):
+                libraries[record["library"]] = record.get("sha256")
+        else:
+            continue
+        owned[name] = hashlib.sha256(data).hexdigest()
+    for name, digest in libraries.items():
+        data = pdir.read(name) if "/" not in name else None
+        if data is not None and hashlib.sha256(data).hexdigest() == digest:
             owned[name] = digest
     return owned
 

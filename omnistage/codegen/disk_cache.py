@@ -191,6 +191,14 @@ def module_name(source, fingerprint=None):
     return _MODULE_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
+def is_module_file(name, data):
+    """Whether bytes `data` stored as `name` are a generated module of ours (its header's hash
+    holds; used to recognise our files when the manifest is lost)."""
+    header, _, body = data.partition(b"\n")
+    return (name.startswith(_MODULE_PREFIX) and name.endswith(".py")
+            and header == (_HEADER_PREFIX + hashlib.sha256(body).hexdigest()).encode())
+
+
 def _with_header(source):
     digest = hashlib.sha256(source.encode()).hexdigest()
     return f"{_HEADER_PREFIX}{digest}\n{source}"

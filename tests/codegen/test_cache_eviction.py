@@ -211,3 +211,26 @@ def test_cc_may_carry_flags(monkeypatch):
     assert aot.compiler() is None
     monkeypatch.setenv("CC", "")
     assert aot.compiler() == ([shutil.which("cc")] if shutil.which("cc") else None)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "symbolic link", "deleted"])
+def test_clear_cache_recognises_its_files_when_the_manifest_is_damaged(tmp_path, monkeypatch, damage):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("OMNISTAGE_CACHE_DIR", str(cache))
+    x = np.arange(3, dtype=np.float32)
+    omnistage.jit(lambda v: v * 9.0 - float(len(damage)))(x)  # a program of its own per case
+    ours = _our_files(cache)
+    manifest = cache / cache_integrity.MANIFEST_NAME
+    (cache / "omnistage_gen_notes.py").write_text("# omnistage generated module sha256=0\nmine\n")
+    if damage == "garbage":
+        manifest.write_bytes(b"\x00not a manifest\nomnistage_gen_notes.py 00 00\n")
+    elif damage == "symbolic link":
+        manifest.unlink()
+        manifest.symlink_to(tmp_path / "elsewhere")
+    if damage != "deleted":
+        assert omnistage.clear_cache() == len(ours)
+        assert _our_files(cache) == {"omnistage_gen_notes.py"}
+    else:
+        # nothing says the manifest was lost: the files stay (never a guess at what is ours)
+        manifest.unlink()
+        assert omnistage.clear_cache() == 0 and _our_files(cache) == ours | {"omnistage_gen_notes.py"}
