@@ -33,7 +33,9 @@ model and flags, NUMBA_* settings). Anything that could change the generated cod
 key, so stale code is never loaded; the record also holds the library's SHA-256, checked before
 `dlopen`, and an HMAC tag only omnistage can make (aot_trust). Files are published atomically
 and a valid file is never rewritten (disk_cache rules). One builder builds an entry at a time
-(a lock file per entry); a builder with nothing to do for `_IDLE_EXIT_S` seconds exits.
+(a lock file per entry); a builder that gets no request for `_IDLE_EXIT_S` seconds has its input
+closed by its process and exits once its queue is done (it also leaves by itself after
+`_BUILDER_IDLE_S` seconds without input, for when a forked child keeps that input open).
 
 Costs: the warm path adds ~2-5 ms (program key, record, dlopen); the library call copies each
 output once (results are Numba-allocated inside the kernel). The cold path only spawns the
@@ -65,7 +67,8 @@ SYMBOL = "omnistage_aot_main"
 _RECORD_PREFIX = "omnistage_aot_"
 _EXIT_WAIT_S = 60.0  # wait_for_builds(): tests and benchmarks that need the libraries now
 _EXIT_GRACE_S = 0.5  # at interpreter exit the builder carries on detached
-_IDLE_EXIT_S = 10.0  # a builder with no request for this long leaves (a later one is started)
+_IDLE_EXIT_S = 10.0  # no request for this long: the builder's input is closed (a later one starts anew)
+_BUILDER_IDLE_S = 120.0  # the builder's own limit, for input a forked child keeps open
 
 # The part of Numba's runtime (numba/core/runtime/nrt.cpp) generated kernels call, with the
 # same MemInfo layout: Numba's inlined NRT_incref/NRT_decref/NRT_MemInfo_data_fast read the
@@ -290,6 +293,8 @@ _PYTHON_API_PREFIXES = ("Py", "_Py")
 _lock = threading.Lock()
 _builder = None  # this process's builder (a subprocess.Popen), started on first use
 _requested = set()  # program keys queued on it
+_retired = []  # builders whose input the idle timer closed, finishing their queues
+_idle_timer = None
 _warned = False
 
 
@@ -570,7 +575,33 @@ def _spawn(request):
         except OSError:  # the builder died; the next request starts another
             return None
         _requested.add(request["key"])
+        _close_when_idle(_builder)
         return _builder
+
+
+def _close_when_idle(proc):
+    """(Re)start the timer that closes `proc`'s input after `_IDLE_EXIT_S` seconds without a
+    request: this process decides, so no request can be written to a builder that is leaving."""
+    global _idle_timer
+    if _idle_timer is not None:
+        _idle_timer.cancel()
+    _idle_timer = threading.Timer(_IDLE_EXIT_S, _retire, args=(proc,))
+    _idle_timer.daemon = True
+    _idle_timer.start()
+
+
+def _retire(proc):
+    global _builder
+    with _lock:
+        if _builder is not proc:
+            return
+        _builder = None
+        _requested.clear()
+        _retired.append(proc)
+        try:
+            proc.stdin.close()  # it finishes its queue, then sees the end of its input
+        except OSError:
+            pass
 
 
 def wait_for_builds(timeout=_EXIT_WAIT_S, stop_late_builder=True):
@@ -582,18 +613,21 @@ def wait_for_builds(timeout=_EXIT_WAIT_S, stop_late_builder=True):
     with _lock:
         proc, _builder = _builder, None
         _requested.clear()
-    if proc is None:
-        return
-    try:
-        proc.stdin.close()
-    except OSError:
-        pass
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        if stop_late_builder:
-            proc.kill()
-            proc.wait()
+        procs = _retired + ([proc] if proc is not None else [])
+        _retired.clear()
+        if proc is not None:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+    deadline = time.monotonic() + timeout
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+        except subprocess.TimeoutExpired:
+            if stop_late_builder:
+                proc.kill()
+                proc.wait()
 
 
 def _detach_at_exit():
@@ -636,7 +670,7 @@ def main(requests):
         # Numba must compile everything afresh (cached machine code has no LLVM IR to link):
         # its cache points at an empty directory, set before Numba is imported.
         os.environ["NUMBA_CACHE_DIR"] = os.path.join(work, "numba")
-        for line in aot_trust.requests_until_idle(requests, _IDLE_EXIT_S):
+        for line in aot_trust.requests_until_idle(requests, _BUILDER_IDLE_S):
             request = json.loads(line)
             with aot_trust.build_lock(request["key"]) as mine:
                 existing = _read_record(request["key"]) if mine else None

@@ -186,7 +186,7 @@ def test_a_builder_with_nothing_to_do_leaves(tmp_path):
 
 def test_the_builder_process_exits_when_idle_with_its_input_still_open(tmp_path):
     env = dict(os.environ, OMNISTAGE_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
-    code = "import sys; from omnistage.codegen import aot; aot._IDLE_EXIT_S = 0.5; sys.exit(aot.main(sys.stdin))"
+    code = "import sys; from omnistage.codegen import aot; aot._BUILDER_IDLE_S = 0.5; sys.exit(aot.main(sys.stdin))"
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, env=env)
     try:
         assert proc.wait(timeout=60) == 0  # its input is never closed
@@ -234,3 +234,15 @@ def test_clear_cache_recognises_its_files_when_the_manifest_is_damaged(tmp_path,
         # nothing says the manifest was lost: the files stay (never a guess at what is ours)
         manifest.unlink()
         assert omnistage.clear_cache() == 0 and _our_files(cache) == ours | {"omnistage_gen_notes.py"}
+
+
+def test_a_process_closes_its_idle_builders_input(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMNISTAGE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(aot, "_IDLE_EXIT_S", 0.3)
+    monkeypatch.setattr(aot, "_builder_command", lambda: [sys.executable, "-c", "import sys; sys.stdin.read()"])
+    proc = aot._spawn({"key": "k"})
+    assert proc is not None and proc.poll() is None
+    assert proc.wait(timeout=60) == 0  # the timer closed its input: it saw the end and left
+    assert aot._builder is None and proc in aot._retired
+    aot.wait_for_builds(timeout=5)
+    assert aot._retired == []
