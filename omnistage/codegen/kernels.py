@@ -518,11 +518,11 @@ def _as_array(values):
 @_kernel
 def _spec_ordered(x, spec, dtype_like):
     """`x` (any rank, C order) as a C-contiguous (batch or out-feature, feature, spatial
-    flattened) array of `dtype_like`'s dtype, its axes taken in `spec` order."""
+    flattened) array of `dtype_like`'s dtype, its axes taken in `spec` order (int64s)."""
     n0, n1 = x.shape[spec[0]], x.shape[spec[1]]
     rest = x.size // max(n0 * n1, 1)
     out = np.empty(n0 * n1 * rest, dtype_like.dtype)
-    permuted_copy(x.reshape(x.size), _as_array(x.shape), _as_array(spec), out)
+    permuted_copy(x.reshape(x.size), _as_array(x.shape), spec, out)
     return out.reshape((n0, n1, rest))
 
 
@@ -535,12 +535,26 @@ def _is_identity(perm):
 
 
 @_kernel
-def conv_in_layout(lhs, rhs, out, lhs_spec, rhs_spec, out_perm, spec_shape, in_sp, k_sp, out_sp, strides,
-                   pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups):
-    """`conv` on operands in their own layouts (dimension numbers `lhs_spec`, `rhs_spec`) into
-    `out` in its own: out axis a is axis out_perm[a] of the spec-ordered result, whose shape
-    is `spec_shape` (batch, out-feature, spatial...). The relayouts happen here, compiled once
-    per rank and dtype, instead of as three loop nests per convolution in every program."""
+def conv_in_layout(lhs, rhs, out, params):
+    """`conv` on operands in their own layouts into `out` in its own; `params` (int64) holds,
+    for rank n and s = max(n - 2, 1) spatial entries: n, lhs_spec, rhs_spec (dimension
+    numbers), out_perm (out axis a is axis out_perm[a] of the spec-ordered result),
+    spec_shape (that result's shape: batch, out-feature, spatial...), in_sp, k_sp, out_sp,
+    strides, pad_lo, lhs_dil, rhs_dil (s entries each), feature_groups, batch_groups.
+
+    One array instead of tuples and ints: a call from generated code with literal arguments
+    makes Numba compile a specialization per distinct value (per convolution of every
+    program); with an array, one per rank and dtypes serves them all. The relayouts happen
+    here, instead of as three loop nests per convolution in the program."""
+    nd = params[0]
+    ns = max(nd - 2, 1)
+    lhs_spec, rhs_spec = params[1:1 + nd], params[1 + nd:1 + 2 * nd]
+    out_perm, spec_shape = params[1 + 2 * nd:1 + 3 * nd], params[1 + 3 * nd:1 + 4 * nd]
+    at = 1 + 4 * nd
+    in_sp, k_sp, out_sp = params[at:at + ns], params[at + ns:at + 2 * ns], params[at + 2 * ns:at + 3 * ns]
+    strides, pad_lo = params[at + 3 * ns:at + 4 * ns], params[at + 4 * ns:at + 5 * ns]
+    lhs_dil, rhs_dil = params[at + 5 * ns:at + 6 * ns], params[at + 6 * ns:at + 7 * ns]
+    feature_groups, batch_groups = params[at + 7 * ns], params[at + 7 * ns + 1]
     x = _spec_ordered(lhs, lhs_spec, out)
     k = _spec_ordered(rhs, rhs_spec, out)
     n, o = spec_shape[0], spec_shape[1]
@@ -551,7 +565,7 @@ def conv_in_layout(lhs, rhs, out, lhs_spec, rhs_spec, out_perm, spec_shape, in_s
         return
     buf = np.empty((n, o, spatial), out.dtype)
     conv(x, k, buf, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups)
-    permuted_copy(buf.reshape(buf.size), _as_array(spec_shape), _as_array(out_perm), out.reshape(out.size))
+    permuted_copy(buf.reshape(buf.size), spec_shape, out_perm, out.reshape(out.size))
 
 
 @_kernel
@@ -585,7 +599,7 @@ def conv(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, 
 
 
 @_kernel
-def _window_choices(x, out_shape, window, strides, pad_lo, base_dil, win_dil, identity, take_max):
+def _window_choices(x, out_shape, params, identity):
     """Flat index into `x` of the element each window (C order over `out_shape`) chooses, -1
     where it chooses padding or a dilation hole (which hold `identity`). Each window is
     scanned in row-major order, the running choice kept unless the next element is greater
@@ -593,6 +607,8 @@ def _window_choices(x, out_shape, window, strides, pad_lo, base_dil, win_dil, id
     extremum, as lax.reduce_window's composition and XLA choose. The trailing axes that no
     window touches form a contiguous inner block, scanned by a unit-stride inner loop."""
     nd = x.ndim
+    window, strides, pad_lo = params[0:nd], params[nd:2 * nd], params[2 * nd:3 * nd]
+    base_dil, win_dil, take_max = params[3 * nd:4 * nd], params[4 * nd:5 * nd], params[5 * nd] == 1
     in_stride = np.empty(nd, np.int64)
     step = 1
     for d in range(nd - 1, -1, -1):
@@ -644,28 +660,31 @@ def _window_choices(x, out_shape, window, strides, pad_lo, base_dil, win_dil, id
 
 
 @_kernel
-def reduce_window_chooser(x, out, window, strides, pad_lo, base_dil, win_dil, identity, take_max):
-    """A max (`take_max`) or min window reduction of `x` into `out`."""
-    choice = _window_choices(x, out.shape, window, strides, pad_lo, base_dil, win_dil, identity, take_max)
+def reduce_window_chooser(x, out, params, identity):
+    """A max or min window reduction of `x` into `out`. `params` (int64, n = x's rank): the
+    window dimensions, strides, low padding, base dilation, window dilation (n each), then 1
+    for max, 0 for min; an array, so one specialization serves every window (a literal
+    tuple per call would be compiled per value)."""
+    choice = _window_choices(x, out.shape, params, identity)
     xf, of = x.reshape(x.size), out.reshape(out.size)
     for j in range(of.size):
         of[j] = xf[choice[j]] if choice[j] >= 0 else identity
 
 
 @_kernel
-def select_and_gather_add(t, x, out, window, strides, pad_lo, base_dil, win_dil, identity, take_max):
+def select_and_gather_add(t, x, out, params, identity):
     """out (pooled) = `t` at the element of `x` each window chooses (0 where padding wins)."""
-    choice = _window_choices(x, out.shape, window, strides, pad_lo, base_dil, win_dil, identity, take_max)
+    choice = _window_choices(x, out.shape, params, identity)
     tf, of = t.reshape(t.size), out.reshape(out.size)
     for j in range(of.size):
         of[j] = tf[choice[j]] if choice[j] >= 0 else 0
 
 
 @_kernel
-def select_and_scatter_add(source, x, out, window, strides, pad_lo, base_dil, win_dil, identity, take_max):
+def select_and_scatter_add(source, x, out, params, identity):
     """out (x's shape) = the sum of `source` over the windows choosing each element, added in
     window order (as the NumPy implementation's np.add.at)."""
-    choice = _window_choices(x, source.shape, window, strides, pad_lo, base_dil, win_dil, identity, take_max)
+    choice = _window_choices(x, source.shape, params, identity)
     sf, of = source.reshape(source.size), out.reshape(out.size)
     of[:] = 0
     for j in range(sf.size):

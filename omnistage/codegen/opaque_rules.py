@@ -533,15 +533,22 @@ def _emit_conv(em, e):
     out_perm = tuple(int(i) for i in np.argsort(out_spec))
     # a convolution without spatial dimensions is one with a single 1-wide spatial one
     ones = lambda v, fill: tuple(int(i) for i in v) or (fill,)  # noqa: E731
-    args = [
-        lhs_spec, rhs_spec, out_perm, _shape_tuple(spec_shape),
-        ones([lhs_shape[i] for i in lhs_spec[2:]], 1), ones([rhs_shape[i] for i in rhs_spec[2:]], 1),
-        ones(out_sp, 1), ones(p["window_strides"], 1), ones([lo for lo, _ in p["padding"]], 0),
-        ones(p["lhs_dilation"], 1), ones(p["rhs_dilation"], 1),
-    ]
+    params = (
+        (len(oa.shape),) + lhs_spec + rhs_spec + out_perm + spec_shape
+        + ones([lhs_shape[i] for i in lhs_spec[2:]], 1) + ones([rhs_shape[i] for i in rhs_spec[2:]], 1)
+        + ones(out_sp, 1) + ones(p["window_strides"], 1) + ones([lo for lo, _ in p["padding"]], 0)
+        + ones(p["lhs_dilation"], 1) + ones(p["rhs_dilation"], 1)
+        + (p["feature_group_count"], p["batch_group_count"])
+    )
     _alloc(em, out, oa.shape, oa.dtype)
-    em.line(f"_kn.conv_in_layout({_contiguous(em, lhs)}, {_contiguous(em, rhs)}, {out}, "
-            f"{', '.join(map(str, args))}, {p['feature_group_count']}, {p['batch_group_count']})")
+    em.line(f"_kn.conv_in_layout({_contiguous(em, lhs)}, {_contiguous(em, rhs)}, {out}, {_param_array(params)})")
+
+
+def _param_array(values):
+    """A kernel's static parameters as one int64 array: Numba compiles a kernel called with
+    literal arguments once per distinct value (a tuple (1, 2) is its own type), but once
+    per type for an array."""
+    return f"np.array({tuple(int(v) for v in values)!r}, np.int64)"
 
 
 # --- reduce_window_max/min and their derivatives (lax/window_choosers.py) -----------------------
@@ -563,12 +570,11 @@ def _emit_window_chooser(em, e, select_prim, operands):
     x = e.ins[-1]  # the operand that chooses
     em.line(f"# {e.prim}{_loc_comment(e.stmt)}")
     _alloc(em, out, oa.shape, oa.dtype)
-    args = [
-        p["window_dimensions"], p["window_strides"], tuple(lo for lo, _ in p["padding"]), p["base_dilation"],
-        p["window_dilation"], _window_identity(select_prim, em.aval(x).dtype), select_prim == "ge",
-    ]
+    params = (p["window_dimensions"] + p["window_strides"] + tuple(lo for lo, _ in p["padding"]) + p["base_dilation"]
+              + p["window_dilation"] + (int(select_prim == "ge"),))
     arrays = ", ".join(_contiguous(em, a) for a in operands)
-    em.line(f"_kn.{_WINDOW_KERNELS[e.prim]}({arrays}, {out}, {', '.join(map(str, args))})")
+    identity = _window_identity(select_prim, em.aval(x).dtype)
+    em.line(f"_kn.{_WINDOW_KERNELS[e.prim]}({arrays}, {out}, {_param_array(params)}, {identity})")
 
 
 _WINDOW_KERNELS = {
