@@ -56,8 +56,8 @@ def _check(name, aval, params):
     for key in WINDOW_PARAMS:
         if len(params[key]) != nd:
             raise TypeError(f"{name}: {key} must have one entry per operand axis ({nd}), got {params[key]}.")
-    window = params["window_dimensions"] + params["window_strides"] + params["base_dilation"] + params["window_dilation"]
-    if any(v < 1 for v in window):
+    sizes = [params[k] for k in ("window_dimensions", "window_strides", "base_dilation", "window_dilation")]
+    if any(v < 1 for size in sizes for v in size):
         raise ValueError(f"{name}: window dimensions, strides and dilations must be positive.")
     if any(lo < 0 or hi < 0 for lo, hi in params["padding"]):
         raise ValueError(f"{name}: padding must be non-negative, got {params['padding']}.")

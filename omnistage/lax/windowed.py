@@ -171,7 +171,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     chooser = _CHOOSER_STEP.get(computation) if monoid else None
     if chooser is not None and _chooser_primitive_applies(flat_x[0], pads):
         select_prim = "ge" if computation is E.max else "le"
-        return tree_unflatten(tree, [WC.reduce_window_chooser(flat_x[0], select_prim, window, strides, pads, base, wdil)])
+        out = WC.reduce_window_chooser(flat_x[0], select_prim, window, strides, pads, base, wdil)
+        return tree_unflatten(tree, [out])
     inits = [E.convert_element_type(v, x.dtype) for v, x in zip(operands(*flat_init), flat_x)]
 
     def step(acc, xs):
