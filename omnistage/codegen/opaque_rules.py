@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..staging import literals
-from . import emit_cpu
+from . import blas_threads, emit_cpu
 from .emit_cpu import _loc_comment, _np_dtype
 
 
@@ -540,6 +540,8 @@ def _emit_conv(em, e):
         + ones(p["lhs_dilation"], 1) + ones(p["rhs_dilation"], 1)
         + (p["feature_group_count"], p["batch_group_count"])
     )
+    if oa.dtype.kind in "fc":
+        blas_threads.configure()  # the kernel multiplies floats with BLAS (np.dot)
     _alloc(em, out, oa.shape, oa.dtype)
     em.line(f"_kn.conv_in_layout({_contiguous(em, lhs)}, {_contiguous(em, rhs)}, {out}, {_param_array(params)})")
 
