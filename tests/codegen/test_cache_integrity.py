@@ -94,8 +94,10 @@ def run_child(cache, user=None, umask=None, **env):
             os.setgid(user[1])
             os.setuid(user[0])
 
+    # cwd: `python -c` puts it first on sys.path, and the repository root would shadow the copy
     proc = subprocess.run([sys.executable, "-c", CHILD], env=child_env(cache, **env), capture_output=True,
-                          text=True, timeout=400, preexec_fn=preexec if (user or umask is not None) else None)
+                          text=True, timeout=400, preexec_fn=preexec if (user or umask is not None) else None,
+                          cwd=_CHILD_PATH[0])
     lines = proc.stdout.strip().splitlines()
     report = json.loads(lines[-1]) if proc.returncode == 0 and lines else None
     return report, proc.returncode, proc.stderr
