@@ -11,7 +11,6 @@ the checked directory's descriptor and dlopen'ed through that descriptor too
 Imports only the standard library (the warm path must not import Numba).
 """
 import contextlib
-import hmac
 import hashlib
 import json
 import os
@@ -66,7 +65,7 @@ def parse_record(pdir, name, raw):
         return None
     tag = record.get(_TAG_FIELD) if isinstance(record, dict) else None
     expected = pdir.tag(name, _payload(record)) if isinstance(tag, str) else None
-    return record if expected is not None and hmac.compare_digest(expected, tag) else None
+    return record if expected is not None and cache_integrity.same_text(expected, tag) else None
 
 
 def library_path(record, record_name):
@@ -82,7 +81,7 @@ def library_path(record, record_name):
         return None
     if data is None:
         return None  # evicted: the next cold path builds it again
-    if not hmac.compare_digest(hashlib.sha256(data).hexdigest(), str(record.get("sha256"))):
+    if not cache_integrity.same_text(hashlib.sha256(data).hexdigest(), record.get("sha256")):
         _discard(pdir, [library, record_name], library, "its SHA-256 differs from its record's")
         return None
     pdir.touch(library)

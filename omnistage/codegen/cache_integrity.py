@@ -186,7 +186,7 @@ class PrivateDir:
         key = self.key()
         if key is None:
             return None
-        return hmac.new(key, name.encode() + b"\0" + data, hashlib.sha256).hexdigest()
+        return hmac.new(key, name.encode("utf-8", "surrogateescape") + b"\0" + data, hashlib.sha256).hexdigest()
 
     def tagged(self, name, payload):
         """`payload` with a header holding its tag (for files Numba unpickles)."""
@@ -233,6 +233,12 @@ class PrivateDir:
             os.close(self.fd)
         except OSError:
             pass
+
+
+def same_text(a, b):
+    """Constant-time equality of two strings (tags, hashes) whatever characters a damaged file
+    put in them (hmac.compare_digest refuses non-ASCII str)."""
+    return hmac.compare_digest(str(a).encode("utf-8", "surrogateescape"), str(b).encode("utf-8", "surrogateescape"))
 
 
 class DamagedEntry(Exception):
@@ -377,7 +383,7 @@ def manifest(pdir, repair=False):
         parts = raw.decode("utf-8", "replace").split(" ")
         name, digest, tag = parts if len(parts) == 3 else ("", "", "")
         expected = pdir.tag(name, digest.encode()) if name else None
-        if expected is not None and hmac.compare_digest(expected, tag) and "/" not in name:
+        if expected is not None and same_text(expected, tag) and "/" not in name:
             owned[name] = digest
         else:
             damaged = True
