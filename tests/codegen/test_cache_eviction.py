@@ -223,7 +223,7 @@ def test_clear_cache_recognises_its_files_when_the_manifest_is_damaged(tmp_path,
     manifest = cache / cache_integrity.MANIFEST_NAME
     (cache / "omnistage_gen_notes.py").write_text("# omnistage generated module sha256=0\nmine\n")
     if damage == "garbage":
-        manifest.write_bytes(b"\x00not a manifest\nomnistage_gen_notes.py 00 00\n")
+        manifest.write_bytes(b"\x00not a manifest\nomnistage_gen_notes.py 00 00\n\xff \xc3\xa9 \xc3\xa9\n")
     elif damage == "symbolic link":
         manifest.unlink()
         manifest.symlink_to(tmp_path / "elsewhere")
