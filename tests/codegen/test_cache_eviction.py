@@ -218,7 +218,7 @@ def test_clear_cache_recognises_its_files_when_the_manifest_is_damaged(tmp_path,
     cache = tmp_path / "cache"
     monkeypatch.setenv("OMNISTAGE_CACHE_DIR", str(cache))
     x = np.arange(3, dtype=np.float32)
-    omnistage.jit(lambda v: v * 9.0 - float(len(damage)))(x)  # a program of its own per case
+    omnistage.jit(lambda v: v * 9.0 - float(len(damage) + 100 * (damage == "deleted")))(x)  # one per case
     ours = _our_files(cache)
     manifest = cache / cache_integrity.MANIFEST_NAME
     (cache / "omnistage_gen_notes.py").write_text("# omnistage generated module sha256=0\nmine\n")
