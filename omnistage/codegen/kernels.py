@@ -600,43 +600,99 @@ _COLS_BUDGET = 1 << 18  # elements of one im2col block: a few hundred KiB, cache
 
 
 @_kernel
+def _phases(in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil):
+    """(phase of each output position, reads[phase, tap]): output positions whose windows start
+    at the same residues modulo the lhs dilation read the same taps; the others land between
+    dilated elements for every one of them. One phase without lhs dilation."""
+    nsp = len(in_sp)
+    n_out, n_k, n_ph = 1, 1, 1
+    for d in range(nsp):
+        n_out *= out_sp[d]
+        n_k *= k_sp[d]
+        n_ph *= lhs_dil[d]
+    phase = np.empty(n_out, np.int64)
+    oi, ki, pi = np.empty(nsp, np.int64), np.empty(nsp, np.int64), np.empty(nsp, np.int64)
+    for s in range(n_out):
+        _unravel(s, out_sp, oi)
+        ph = 0
+        for d in range(nsp):
+            ph = ph * lhs_dil[d] + (oi[d] * strides[d] - pad_lo[d]) % lhs_dil[d]
+        phase[s] = ph
+    reads = np.zeros((n_ph, n_k), np.bool_)
+    for p in range(n_ph):
+        _unravel(p, lhs_dil, pi)
+        for t in range(n_k):
+            _unravel(t, k_sp, ki)
+            hit = True
+            for d in range(nsp):
+                if (pi[d] + ki[d] * rhs_dil[d]) % lhs_dil[d] != 0:
+                    hit = False
+            reads[p, t] = hit
+    return phase, reads
+
+
+@_kernel
+def _where(mask):
+    out = np.empty(mask.sum(), np.int64)
+    k = 0
+    for i in range(mask.shape[0]):
+        if mask[i]:
+            out[k] = i
+            k += 1
+    return out
+
+
+@_kernel
 def _conv_gemm(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups):
-    """`conv` for float and complex outputs as GEMMs (BLAS through np.dot): per group and per
-    block of batch entries, the windows are gathered into columns (im2col, zeros for taps in
-    padding or lhs-dilation holes) and multiplied by the group's kernel matrix. The direct
-    loop's gathered inner loop ran at ~0.4 GMAC/s; the DP-SGD step's convolutions are GEMMs
-    of a few hundred MFLOP."""
+    """`conv` for float and complex outputs as GEMMs (BLAS through np.dot): per phase of the
+    output positions (see `_phases`; a transposed convolution's lhs dilation leaves each
+    phase a fraction of the taps, so the zeros between dilated elements are never
+    multiplied), per group and per cache-sized block of batch entries, the windows are
+    gathered into columns (im2col, zeros for taps in padding) and multiplied by the group's
+    kernel matrix restricted to the phase's taps. The direct loop's gathered inner loop ran
+    at ~0.4 GMAC/s; the DP-SGD step's convolutions are GEMMs of a few hundred MFLOP."""
     n_out, o_feats, n_s = out.shape
     in_ch, n_t = rhs.shape[1], rhs.shape[2]
     groups = max(feature_groups, batch_groups)
-    per_group = o_feats // groups
-    kdim = in_ch * n_t
-    if kdim == 0 or n_s == 0 or n_out == 0:
-        out[:] = 0
+    out[:] = 0
+    if in_ch * n_t == 0 or n_s == 0 or n_out == 0 or o_feats == 0:
         return
+    per_group = o_feats // groups
     taps = _taps(in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil)
-    chunk = max(1, min(n_out, _COLS_BUDGET // (kdim * n_s)))
+    phase, reads = _phases(in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil)
     zero = out.dtype.type(0)
-    for g in range(groups):
-        w = rhs[g * per_group:(g + 1) * per_group].reshape((per_group, kdim))
-        ch0 = g * in_ch if feature_groups > 1 else 0
-        for n0 in range(0, n_out, chunk):
-            nb = min(chunk, n_out - n0)
-            cols = np.empty((kdim, nb * n_s), out.dtype)
-            for c in range(in_ch):
-                for t in range(n_t):
-                    row = c * n_t + t
-                    for j in range(nb):
-                        src_n = g * n_out + n0 + j if batch_groups > 1 else n0 + j
-                        at = j * n_s
-                        for s in range(n_s):
-                            p = taps[s, t]
-                            cols[row, at + s] = lhs[src_n, ch0 + c, p] if p >= 0 else zero
-            res = np.dot(w, cols)
+    for ph in range(reads.shape[0]):
+        s_at, t_at = _where(phase == ph), _where(reads[ph])
+        ns, nt = s_at.shape[0], t_at.shape[0]
+        if ns == 0 or nt == 0:
+            continue  # no outputs, or outputs that read only holes: zeros
+        kdim = in_ch * nt
+        chunk = max(1, min(n_out, _COLS_BUDGET // (kdim * ns)))
+        w = np.empty((per_group, kdim), out.dtype)
+        for g in range(groups):
             for o in range(per_group):
-                for j in range(nb):
-                    for s in range(n_s):
-                        out[n0 + j, g * per_group + o, s] = res[o, j * n_s + s]
+                for c in range(in_ch):
+                    for i in range(nt):
+                        w[o, c * nt + i] = rhs[g * per_group + o, c, t_at[i]]
+            ch0 = g * in_ch if feature_groups > 1 else 0
+            for n0 in range(0, n_out, chunk):
+                nb = min(chunk, n_out - n0)
+                cols = np.empty((kdim, nb * ns), out.dtype)
+                for c in range(in_ch):
+                    for i in range(nt):
+                        t = t_at[i]
+                        row = c * nt + i
+                        for j in range(nb):
+                            src_n = g * n_out + n0 + j if batch_groups > 1 else n0 + j
+                            at = j * ns
+                            for q in range(ns):
+                                p = taps[s_at[q], t]
+                                cols[row, at + q] = lhs[src_n, ch0 + c, p] if p >= 0 else zero
+                res = np.dot(w, cols)
+                for o in range(per_group):
+                    for j in range(nb):
+                        for q in range(ns):
+                            out[n0 + j, g * per_group + o, s_at[q]] = res[o, j * ns + q]
 
 
 def _conv_compute(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups,
