@@ -1,5 +1,6 @@
 """Executables that run a Program: the Numba-compiled module, with the NumPy interpreter as
 the fallback for programs holding a primitive the code generator cannot lower yet."""
+import threading
 import time
 import warnings
 
@@ -168,10 +169,17 @@ def _compile_once(dispatcher, signature):
     let it compile nothing else: a call that matches no signature raises TypeError instead.
     (Modules are shared by programs with the same text, which may differ in dtypes: each
     program adds its own signature.)"""
-    if signature not in dispatcher.overloads:
-        dispatcher.disable_compile(False)
-        dispatcher.compile(signature)
-    dispatcher.disable_compile()
+    with _DISPATCHER_LOCK:
+        if signature not in dispatcher.overloads:
+            dispatcher.disable_compile(False)
+            dispatcher.compile(signature)
+        dispatcher.disable_compile()
+
+
+# Threads compiling programs that share one module share its dispatcher: one's
+# disable_compile() must not land in the middle of another's compile ("compilation disabled").
+# Numba compiles under a global lock anyway, so this serializes nothing that ran in parallel.
+_DISPATCHER_LOCK = threading.Lock()
 
 
 def _c_ordered(args, arrays):
