@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..staging.interpret import compile_program
-from . import compile_log, disk_cache, narrow_floats, parallel
+from . import compile_log, disk_cache, memory_check, narrow_floats, parallel
 
 
 def vmath_lookup():
@@ -51,13 +51,14 @@ class NumbaProgram:
         self.program = program
         self.source, self.fn_name = emit_module(program, vmath_lookup())
         compile_log.note_source(self.source)
-        self.module = disk_cache.load_module(self.source)
+        memory_check.check_source(self.source, program.name)  # an array bigger than the machine: say where
+        self.module = disk_cache.load_module(self.source, owner=self)  # freed after its last owner
         self._fn = getattr(self.module, self.fn_name)
         self._tier = None  # while the serial build of a parallel program runs: parallel.TierUp
         self.serial_module = self.module  # what a native library is built from (aot.py)
         if "numba.prange(" in self.source:
             serial, _ = emit_module(program, vmath_lookup(), threads=False)
-            self.serial_module = disk_cache.load_module(serial)
+            self.serial_module = disk_cache.load_module(serial, owner=self)
             if serial_first:
                 self._parallel_fn, self._fn = self._fn, getattr(self.serial_module, self.fn_name)
                 self._tier = parallel.TierUp()
