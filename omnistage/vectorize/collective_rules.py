@@ -166,3 +166,9 @@ def _batched_process_allgather(args, dims, *, processes):
     # concatenation runs along axis 0: keep each example's rows there, the batch axis next
     (x,), (d,) = args, dims
     return parallel.process_allgather_p.bind(move_axis(x, d, 1), processes=processes), 1
+
+
+@register("process_index")
+def _batched_process_index(args, dims):
+    # no operands, so never batched itself: the same index for every example
+    return parallel.process_index_p.bind(), None
