@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 
+from ..core import ast_threads
 from ..staging import literals
 from . import fusable_forms, index_maps, narrow_floats, parallel, provenance, scalar_rules
 from ..staging.program import eqn
@@ -55,7 +56,7 @@ def _is_call_of(expr, func):
     if not (expr.startswith(func + "(") and expr.endswith(")")):
         return False
     try:
-        node = ast.parse(expr, mode="eval").body
+        node = ast_threads.parse(expr, mode="eval").body
     except SyntaxError:
         return False
     return isinstance(node, ast.Call) and ast.unparse(node.func) == func
@@ -160,7 +161,7 @@ class _NumbaLiterals(ast.NodeTransformer):
             text = node.args[0].value.strip()
             if text not in _NONFINITE:
                 raise Unsupported(f"literal {ast.unparse(node)}")
-            node.args = [ast.parse(_NONFINITE[text], mode="eval").body]
+            node.args = [ast_threads.parse(_NONFINITE[text], mode="eval").body]
         return node
 
 

@@ -46,6 +46,8 @@ import ast
 import os
 import re
 
+from ..core import ast_threads
+
 PARALLEL_MIN_WORK = 1 << 18  # statements a loop nest must run to be split over threads (~50-100 us serial)
 
 # numba.njit's `parallel` option: prange loops only. Numba's other parallel rewrites (array
@@ -251,7 +253,7 @@ def _assignment_targets(text):
     """[("local" | "store", name)] of a one-target assignment statement (names, subscripts of
     names, or a tuple of those), or None for any other statement."""
     try:
-        (node,) = ast.parse(text).body
+        (node,) = ast_threads.parse(text).body
     except (SyntaxError, ValueError):
         return None
     if not (isinstance(node, ast.Assign) and len(node.targets) == 1):

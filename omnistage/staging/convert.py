@@ -50,6 +50,7 @@ import types
 import warnings
 import weakref
 
+from ..core import ast_threads
 from ..core.source_info import is_internal_file
 from ..core.thread_local import ThreadLocalStack
 from .control_flow_runtime import Runtime
@@ -247,7 +248,7 @@ def _parse(fun):
     dedented = textwrap.dedent(source)
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
     try:
-        tree = ast.parse(dedented)
+        tree = ast_threads.parse(dedented)
     except SyntaxError as e:
         raise _NoSource(f"its source does not parse on its own ({e.msg})") from None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].name != code.co_name:
@@ -292,7 +293,7 @@ def _lambdas_of(filename, module_globals):
     if cached is not None and cached[0] == hash(text):
         return cached[1]
     try:
-        tree = ast.parse(text)
+        tree = ast_threads.parse(text)
     except SyntaxError as e:
         raise _NoSource(f"its file does not parse ({e.msg})") from None
     by_line = {}
@@ -381,7 +382,7 @@ def _compile(fun, fndef):
         ast.copy_location(node, fndef)
     module = ast.Module([maker], [])
     ast.fix_missing_locations(module)
-    code = compile(module, fun.__code__.co_filename, "exec")
+    code = ast_threads.compile_tree(module, fun.__code__.co_filename, "exec")
     _mark_rewritten(code)
     fcode = _find_code(code, fndef.name, fndef.lineno)
     unknown = set(fcode.co_freevars) - set(fun.__code__.co_freevars) - {RUNTIME_NAME}

@@ -11,6 +11,7 @@ import keyword
 import linecache
 import re
 
+from ..core import ast_threads
 from ..core import primitive as core_primitive
 
 _RESERVED = set(dir(builtins)) | set(keyword.kwlist) | {"np"}
@@ -54,7 +55,7 @@ def _assign_target(file, line):
     if not text:
         return None
     try:
-        tree = ast.parse(text)
+        tree = ast_threads.parse(text)
     except SyntaxError:
         return None
     if len(tree.body) != 1:

@@ -24,6 +24,7 @@ import ast
 
 import numpy as np
 
+from ...core import ast_threads
 from ...staging import literals
 from ...staging.program import eqn, is_eqn
 from .. import emit_cpu, index_maps, narrow_floats, scalar_rules
@@ -52,11 +53,11 @@ class _ToCuda(ast.NodeTransformer):
         if func in ("max", "min") and len(node.args) == 2:
             # the builtins compile as separate device functions: a conditional expression
             a, b = (ast.unparse(x) for x in node.args)
-            return ast.parse(f"({a} if {a} {'>=' if func == 'max' else '<='} {b} else {b})", mode="eval").body
+            return ast_threads.parse(f"({a} if {a} {'>=' if func == 'max' else '<='} {b} else {b})", mode="eval").body
         if func.startswith("_rt."):
             # every support helper is reached through _cd: CUDA versions where the CPU one
             # uses NumPy math, integer-width-keeping wrappers under the simulator
-            node.func = ast.parse("_cd." + func[4:], mode="eval").body
+            node.func = ast_threads.parse("_cd." + func[4:], mode="eval").body
             return node
         if not func.startswith("np.") or func in _CASTS:
             return node
@@ -80,7 +81,7 @@ class _ToCuda(ast.NodeTransformer):
             if fn is None:
                 raise Unsupported(f"np.{name} on {self.dtype.name} in CUDA kernels")
             text = f"_cd.{fn}({', '.join(args)})"
-        return ast.parse(text, mode="eval").body
+        return ast_threads.parse(text, mode="eval").body
 
 
 def _math_dtype(dtypes):
@@ -89,7 +90,7 @@ def _math_dtype(dtypes):
 
 
 def cuda_expression(expr, dtypes):
-    return ast.unparse(_ToCuda(_math_dtype(dtypes)).visit(ast.parse(expr, mode="eval")))
+    return ast.unparse(_ToCuda(_math_dtype(dtypes)).visit(ast_threads.parse(expr, mode="eval")))
 
 
 class _Ctx(emit_cpu._Ctx):
