@@ -34,25 +34,34 @@ def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):  # noqa: N802, N803
     return init_fun, apply_fun
 
 
-def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",  # noqa: N802
-                W_init=None, b_init=normal(1e-6)):  # noqa: N803
-    """A convolution layer with explicit layouts, e.g. ('NHWC', 'HWIO', 'NHWC')."""
+def _conv_layer(dimension_numbers, out_chan, filter_shape, strides, W_init, b_init, output_shape_of, convolve):
+    """The (init_fun, apply_fun) pair of a convolution-like layer: `output_shape_of(input_shape,
+    kernel_shape, strides)` and `convolve(inputs, W, strides)` say which convolution it is."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
+    strides = strides or (1,) * len(filter_shape)
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
     def init_fun(rng, input_shape):
         kernel_shape = _kernel_shape(rhs_spec, out_chan, input_shape[lhs_spec.index("C")], filter_shape)
-        output_shape = lax.conv_general_shape_tuple(input_shape, kernel_shape, strides, padding, dimension_numbers)
         k1, k2 = random.split(rng)
-        return output_shape, (W_init(k1, kernel_shape), b_init(k2, _bias_shape(out_spec, out_chan)))
+        params = (W_init(k1, kernel_shape), b_init(k2, _bias_shape(out_spec, out_chan)))
+        return output_shape_of(input_shape, kernel_shape, strides), params
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
-        return lax.conv_general_dilated(inputs, W, strides, padding, one, one, dimension_numbers=dimension_numbers) + b
+        return convolve(inputs, W, strides) + b
 
     return init_fun, apply_fun
+
+
+def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",  # noqa: N802
+                W_init=None, b_init=normal(1e-6)):  # noqa: N803
+    """A convolution layer with explicit layouts, e.g. ('NHWC', 'HWIO', 'NHWC')."""
+    one = (1,) * len(filter_shape)
+    return _conv_layer(
+        dimension_numbers, out_chan, filter_shape, strides, W_init, b_init,
+        lambda shape, kernel, st: lax.conv_general_shape_tuple(shape, kernel, st, padding, dimension_numbers),
+        lambda x, W, st: lax.conv_general_dilated(x, W, st, padding, one, one, dimension_numbers=dimension_numbers))
 
 
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
@@ -61,22 +70,10 @@ Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
 def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",  # noqa: N802
                          W_init=None, b_init=normal(1e-6)):  # noqa: N803
     """A transposed-convolution layer with explicit layouts (see `lax.conv_transpose`)."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(rhs_spec, out_chan, input_shape[lhs_spec.index("C")], filter_shape)
-        output_shape = lax.conv_transpose_shape_tuple(input_shape, kernel_shape, strides, padding, dimension_numbers)
-        k1, k2 = random.split(rng)
-        return output_shape, (W_init(k1, kernel_shape), b_init(k2, _bias_shape(out_spec, out_chan)))
-
-    def apply_fun(params, inputs, **kwargs):
-        W, b = params
-        return lax.conv_transpose(inputs, W, strides, padding, dimension_numbers=dimension_numbers) + b
-
-    return init_fun, apply_fun
+    return _conv_layer(
+        dimension_numbers, out_chan, filter_shape, strides, W_init, b_init,
+        lambda shape, kernel, st: lax.conv_transpose_shape_tuple(shape, kernel, st, padding, dimension_numbers),
+        lambda x, W, st: lax.conv_transpose(x, W, st, padding, dimension_numbers=dimension_numbers))
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
