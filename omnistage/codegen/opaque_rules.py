@@ -96,6 +96,17 @@ def _copy_into(em, out, atom):
         em.line(f"{out} = {_name(atom)}.copy()")
 
 
+def _kernel_int(value):
+    """A static int argument of a `_kn` kernel, typed int64 rather than as a literal: Numba
+    compiles a kernel called with a literal `3` (or `True`) once per distinct value."""
+    return f"np.int64({int(value)})"
+
+
+def _kernel_bool(value):
+    """A static flag argument of a `_kn` kernel, non-literal (see `_kernel_int`)."""
+    return f"np.bool_({bool(value)})"
+
+
 def _index(names):
     return ", ".join(names) if names else "()"
 
@@ -346,7 +357,7 @@ def _emit_sort(em, e):
     views = [_as_3d(em, x, dim)[0] for x in e.ins]
     dims = (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:]))
     perm = em.fresh(f"{e.outs[0]}_perm")
-    em.line(f"{perm} = _kn.identity_permutation({', '.join(map(str, dims))})")
+    em.line(f"{perm} = _kn.identity_permutation({', '.join(_kernel_int(d) for d in dims)})")
     # least significant key first: each stable pass keeps the order of the passes before it
     for x, view in reversed(list(zip(e.ins[:num_keys], views[:num_keys]))):
         parts = [f"{view}.imag", f"{view}.real"] if em.aval(x).dtype.kind == "c" else [view]
@@ -420,7 +431,7 @@ def _emit_eigh(em, e):
     a, (b, n, _) = _as_batch(em, e.ins[0], 2, widen=True)
     v, w = (_out_aval(em, o) for o in e.outs)
     bufs = _batched_outputs(em, e, b, [((n, n), v.dtype), ((n,), w.dtype)])
-    em.line(f"_kn.eigh({a}, {bool(e.params['lower'])}, {bufs[0]}, {bufs[1]})")
+    em.line(f"_kn.eigh({a}, {_kernel_bool(e.params['lower'])}, {bufs[0]}, {bufs[1]})")
     _unbatch(em, e, bufs)
 
 
@@ -450,7 +461,7 @@ def _emit_svd(em, e):
     _alloc(em, u, (b, m, ucols), _wide(x.dtype))
     _alloc(em, s, (b, k), _wide(_out_aval(em, e.outs[1 if compute_uv else 0]).dtype))
     _alloc(em, vh, (b, vrows, n), _wide(x.dtype))
-    em.line(f"_kn.svd({a}, {bool(full and compute_uv)}, {u}, {s}, {vh})")
+    em.line(f"_kn.svd({a}, {_kernel_bool(full and compute_uv)}, {u}, {s}, {vh})")
     _unbatch(em, e, [u, s, vh] if compute_uv else [s])
 
 
@@ -476,7 +487,7 @@ def _emit_lu_pivots_to_permutation(em, e):
     em.line(f"# lu_pivots_to_permutation{_loc_comment(e.stmt)}")
     pivots, _ = _as_batch(em, e.ins[0], 1)
     buf = em.fresh(f"{e.outs[0]}_b")
-    em.line(f"{buf} = _kn.lu_pivots_to_permutation({pivots}, {int(e.params['permutation_size'])})")
+    em.line(f"{buf} = _kn.lu_pivots_to_permutation({pivots}, {_kernel_int(e.params['permutation_size'])})")
     _unbatch(em, e, [buf], rounded=False)
 
 
@@ -500,7 +511,7 @@ def _emit_triangular_solve(em, e):
         a = em.relayout(a, a_shape, dt, flip=(1, 2))
         rhs = em.relayout(rhs, rhs_shape, dt, flip=(1,))
     x = em.fresh(f"{e.outs[0]}_x")
-    em.line(f"{x} = _kn.forward_substitution({a}, {rhs}, {bool(p['unit_diagonal'])})")
+    em.line(f"{x} = _kn.forward_substitution({a}, {rhs}, {_kernel_bool(p['unit_diagonal'])})")
     if not low:
         x = em.relayout(x, rhs_shape, dt, flip=(1,))
     if not p["left_side"]:
