@@ -22,8 +22,23 @@ from .api_vmap import vmap
 from .api_pmap import pmap
 from . import distributed  # multi-process mode on MPI (imports mpi4py only when initialized)
 from .codegen.cache_eviction import clear_cache  # beyond JAX: empties the on-disk compile cache
+# JAX's remaining top-level names (issue 21)
+from . import tree, version  # noqa: E402
+from .api import clear_caches  # noqa: E402
+from .api_runtime import device_get, ensure_compile_time_eval, named_call, named_scope, typeof  # noqa: E402
+from .checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
+from .closures import closure_convert, custom_gradient  # noqa: E402
+from .config_flags import (  # noqa: E402
+    check_tracer_leaks, checking_leaks, debug_infs, debug_key_reuse, debug_nans, default_device,
+    default_matmul_precision, enable_checks, enable_x64, explain_cache_misses, log_compiles, no_execution,
+    no_tracing, numpy_dtype_promotion, numpy_rank_promotion,
+)
+from .core.devices import Device  # noqa: E402
+from .core.dtypes import float0  # noqa: E402
 
-__version__ = "0.1.0"
+jacobian = jacrev  # JAX's alias
+
+from .version import __version__  # noqa: E402
 
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend", "device_count",
@@ -31,5 +46,9 @@ __all__ = [
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
     "process_index", "random", "tree_util", "dtypes", "grad", "hessian", "jacfwd", "jacrev",
     "jvp", "linearize", "value_and_grad", "vjp", "custom_jvp", "custom_vjp", "nn", "vmap", "pmap",
-    "clear_cache",
+    "clear_cache", "tree", "version", "clear_caches", "device_get", "ensure_compile_time_eval", "named_call",
+    "named_scope", "typeof", "checkpoint", "checkpoint_policies", "remat", "closure_convert", "custom_gradient",
+    "check_tracer_leaks", "checking_leaks", "debug_infs", "debug_key_reuse", "debug_nans", "default_device",
+    "default_matmul_precision", "enable_checks", "enable_x64", "explain_cache_misses", "log_compiles",
+    "no_execution", "no_tracing", "numpy_dtype_promotion", "numpy_rank_promotion", "Device", "float0", "jacobian",
 ]

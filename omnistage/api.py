@@ -17,6 +17,7 @@ from .core.config import config
 from .core.primitive import current_trace
 from .core.tracer import Tracer
 from .core import tree_util
+from . import fast_args
 from .staging.trace import DebugInfo, stage
 from .staging.cleanup import cleanup
 from .staging.naming import sanitize
@@ -290,6 +291,14 @@ def _cache_owner(fun):
     return getattr(fun, "__func__", fun)
 
 
+def clear_caches():
+    """Empty every jit function's in-memory cache of compiled programs (JAX's
+    `jax.clear_caches`); the on-disk cache stays (`omnistage.clear_cache` empties it)."""
+    for caches in (_CACHES, _STRONG_CACHES):
+        for cache in list(caches.values()):
+            cache.clear()
+
+
 def _cache_for(fun):
     owner = _cache_owner(fun)
     try:
@@ -428,38 +437,15 @@ class JitFunction:
 
     # --- calling --------------------------------------------------------------------
 
-    def _fast_key(self, args):
-        """The cache key of a call with positional arguments only, where every dynamic
-        argument is an Array (the common case): no pytree flattening. None otherwise."""
-        nums = self._static_argnums
-        if not nums:
-            if all(type(a) is Array for a in args):
-                return (self._options, config.epoch, len(args), *[a.aval for a in args])
-            return None
-        static, avals = [], []
-        for i, a in enumerate(args):
-            if i in nums:
-                static.append(a)
-            elif type(a) is Array:
-                avals.append(a.aval)
-            else:
-                return None
-        try:
-            return (self._options, config.epoch, len(args), tuple(static), *avals)
-        except TypeError:  # unhashable static value: the slow path raises the proper error
-            return None
-
     def __call__(self, *args, **kwargs):
         # a thread-local config override (disable_jit) anywhere: keys must see this thread's
-        fast = None if kwargs or config.overrides_open else self._fast_key(args)
-        if fast is not None:
-            try:
-                entry = self._cache.get(fast)
-            except TypeError:
-                entry = fast = None
-            if entry is not None:
-                nums = self._static_argnums
-                return entry.call_tree([a._value for i, a in enumerate(args) if i not in nums])
+        fast = None
+        if not kwargs and not config.overrides_open:
+            fast = fast_args.key_and_values((self._options, config.epoch), args, self._static_argnums)
+            if fast is not None:
+                entry = self._cache.get(fast[0])
+                if entry is not None:
+                    return entry.call_tree(fast[1])
         if config.read("jax_disable_jit"):
             return self._fun(*args, **kwargs)
         static, dyn_args, dyn_kwargs = self._split(args, kwargs)
@@ -481,8 +467,13 @@ class JitFunction:
 
             entry = _compile_once(self._cache, key, build)
         if fast is not None:
-            self._cache[fast] = entry  # also when lower().compile() made the entry
-        return entry.call_tree([leaf_value(x, a) for x, a in zip(leaves, avals)])
+            self._cache[fast[0]] = entry  # also when lower().compile() made the entry
+        out = entry.call_tree([leaf_value(x, a) for x, a in zip(leaves, avals)])
+        if config.checks_on:  # debug_nans / debug_infs: find the op by re-running eagerly
+            from .core.float_checks import check_jit_outputs
+
+            check_jit_outputs(self._fun, tree_util.tree_leaves(out), lambda: self._fun(*args, **kwargs))
+        return out
 
     def _key(self, static, in_tree, avals):
         return (self._options, config.epoch, config.local_overrides(), static, in_tree, avals)

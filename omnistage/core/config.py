@@ -31,6 +31,19 @@ class Config:
             "jax_log_compiles": _env_flag("JAX_LOG_COMPILES"),
             # what `jit` compiles to when no backend is named: "cpu" (Numba) or "interpreter"
             "omnistage_default_backend": os.environ.get("OMNISTAGE_BACKEND", "cpu").strip().lower() or "cpu",
+            # FloatingPointError at the first op whose output has a NaN / an inf (config_flags.py)
+            "jax_debug_nans": _env_flag("JAX_DEBUG_NANS"),
+            "jax_debug_infs": _env_flag("JAX_DEBUG_INFS"),
+            # accepted for JAX compatibility; what omnistage does with each: config_flags.py
+            "jax_enable_checks": False,
+            "jax_numpy_dtype_promotion": "standard",
+            "jax_default_matmul_precision": None,
+            "jax_debug_key_reuse": False,
+            "jax_check_tracer_leaks": False,
+            "jax_explain_cache_misses": False,
+            "jax_no_tracing": False,
+            "jax_no_execution": False,
+            "jax_default_device": None,
         }
         # Bumped on every change, so caches can key on the whole configuration cheaply.
         self.epoch = 0
@@ -39,9 +52,18 @@ class Config:
         # cached jit call need not look at thread-local state at all.
         self.overrides_open = 0
         self._count_lock = threading.Lock()
+        # Whether a NaN/inf check is on anywhere: eager ops then check their outputs. While it
+        # is on globally, one extra count sits in overrides_open, so that cached jit calls leave
+        # their fast path for the one that checks outputs (at no cost to the fast path itself).
+        self.checks_on = False
+        self._global_checks = False
+        self._local_checks = 0  # open override contexts that turn a check on
+        self._sync_checks()
 
     def _canonical(self, name):
         name = self._aliases.get(name, name)
+        if name not in self._values and "jax_" + name in self._values:
+            name = "jax_" + name  # JAX's State objects' short names (debug_nans)
         if name not in self._values:
             raise AttributeError(f"Unrecognized config option: {name!r}; known: {sorted(self._values)}")
         return name
@@ -51,6 +73,17 @@ class Config:
         with self._count_lock:
             self._values[name] = value
             self.epoch += 1
+            if name in CHECK_FLAGS:
+                self._sync_checks()
+
+    def _sync_checks(self):
+        """Keep `checks_on` and the extra overrides_open count in step with the check flags
+        (called with `_count_lock` held, or from __init__)."""
+        on = any(self._values[f] for f in CHECK_FLAGS)
+        if on != self._global_checks:
+            self._global_checks = on
+            self.overrides_open += 1 if on else -1
+        self.checks_on = on or self._local_checks > 0
 
     def read(self, name):
         name = self._canonical(name)
@@ -74,8 +107,12 @@ class Config:
         missing = object()
         old = local.get(name, missing)
         local[name] = value
+        checks = name in CHECK_FLAGS and bool(value)
         with self._count_lock:
             self.overrides_open += 1
+            if checks:
+                self._local_checks += 1
+                self.checks_on = True
         try:
             yield
         finally:
@@ -85,6 +122,9 @@ class Config:
                 local[name] = old
             with self._count_lock:
                 self.overrides_open -= 1
+                if checks:
+                    self._local_checks -= 1
+                    self.checks_on = self._global_checks or self._local_checks > 0
 
     def __getattr__(self, name):
         if name.startswith("_"):
@@ -95,6 +135,9 @@ class Config:
     def x64_enabled(self):
         return bool(self.read("jax_enable_x64") if self.overrides_open else self._values["jax_enable_x64"])
 
+
+# The flags whose truth makes ops check their outputs for NaN/inf (see Config.checks_on).
+CHECK_FLAGS = ("jax_debug_nans", "jax_debug_infs")
 
 config = Config()
 

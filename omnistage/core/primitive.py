@@ -10,6 +10,7 @@ import contextlib
 import numpy as np
 
 from . import errors
+from .config import config
 from .aval import ShapedArray
 from .source_info import describe_here
 from .thread_local import ThreadLocalStack
@@ -123,6 +124,10 @@ def eager_apply(prim, args, params):
 
     out_aval = abstract_eval_located(prim, [aval_of(a) for a in args], params)
     outs = prim.impl(*[_value_of(a) for a in args], **params)
+    if config.checks_on:  # debug_nans / debug_infs
+        from .float_checks import check_eager_outputs
+
+        check_eager_outputs(prim.name, outs)
     if prim.multiple_results:
         return [Array.from_numpy(o, a) for o, a in zip(outs, out_aval)]
     return Array.from_numpy(outs, out_aval)

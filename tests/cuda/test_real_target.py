@@ -17,10 +17,6 @@ def _run(code_or_module, *, module=False, timeout=300):
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.xfail(reason="regressed this session: codegen.support's helpers (shared with the CUDA kernels) "
-                   "lost inline='always' for CPU compile time, and a separately compiled CUDA device "
-                   "function asks the driver for the compute capability; restore inlining on the CUDA path",
-                   strict=False)
 def test_every_generated_kernel_compiles_to_ptx_for_sm90():
     # ~400 kernels: about two minutes on a quiet 2-core machine, more on a loaded one
     result = _run("tests.cuda.ptx_check", module=True, timeout=900)

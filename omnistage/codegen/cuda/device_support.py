@@ -6,6 +6,7 @@ Names follow libdevice: `expf` is float32, `exp` float64. Helpers of `codegen.su
 NumPy math (not available in CUDA kernels) have CUDA versions here.
 """
 import math
+import types
 
 import numba
 import numpy as np
@@ -219,27 +220,37 @@ def _simulated_helper(fn):
     return helper
 
 
+def _inlined_helpers(rt):
+    """`rt`'s namespace with every Numba function in it replaced by an inline='always' copy
+    whose globals are that same namespace. The CPU helpers are compiled once and called (their
+    compile time is paid once per machine), but a CUDA kernel cannot call a separately compiled
+    device function without the driver, so on the GPU each helper, and each helper it calls,
+    is inlined into the kernel's IR."""
+    ns = dict(vars(rt))
+    for name, fn in vars(rt).items():
+        py = getattr(fn, "py_func", None)
+        if py is None or not isinstance(fn, numba.core.dispatcher.Dispatcher):
+            continue
+        clone = types.FunctionType(py.__code__, ns, py.__name__, py.__defaults__, py.__closure__)
+        ns[name] = _inline(clone)
+    return ns
+
+
 def _install_support_helpers():
     from .. import support as _rt
 
     g = globals()
+    device = None if SIMULATED else _inlined_helpers(_rt)
     for name in dir(_rt):
         fn = getattr(_rt, name)
         if name.startswith("_") or name in g or not callable(fn) or isinstance(fn, type(np)):
             continue
         if getattr(fn, "__module__", "") not in (_rt.__name__,) and not hasattr(fn, "py_func") and not hasattr(fn, "_defn"):
             continue
-        g[name] = _simulated_helper(fn) if SIMULATED else fn
+        g[name] = _simulated_helper(fn) if SIMULATED else device[name]
 
 
 _install_support_helpers()
-
-if not SIMULATED:
-    # compiled once on the CPU, but a kernel cannot call a separately compiled function
-    # without the driver: inlined into each kernel instead
-    from .. import support as _support
-
-    threefry2x32 = _inline(_support.threefry2x32.py_func)
 
 
 # --- float16 / bfloat16 values computed in float32 (codegen/narrow_floats.py) ---------------------
