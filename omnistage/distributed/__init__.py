@@ -10,7 +10,8 @@
 initializes MPI through mpi4py (an optional dependency: the `distributed` extra), and then:
 - `core.devices` gets this process's layout (so `devices()`/`process_index()`/... have JAX's
   multi-process meaning) and a `ProcessGroup` for the interpreter's collectives;
-- the MPI handle table of compiled kernels is filled (`codegen.mpi_handles`);
+- the MPI handle table of compiled kernels is filled (`codegen.mpi_handles`), and GPU programs
+  get a communicator factory (`nccl.py`: NCCL through CuPy, built on the first GPU collective);
 - an uncaught exception on any rank aborts the whole job after printing it (`mpi.AbortOnError`).
 
 The collectives use a duplicate of MPI's world communicator, so they never match messages of
@@ -64,6 +65,7 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None, lo
     from ..codegen import mpi_handles
 
     mpi_handles.fill(MPI, comm)
+    _install_gpu_communicator(comm)
     _devices.set_process_layout(group.index, group.count, group=group)
     hook.install()
     _state = (group, hook)
@@ -80,9 +82,20 @@ def shutdown():
     from ..codegen import mpi_handles
 
     mpi_handles.clear()
+    _install_gpu_communicator(None)
     hook.uninstall()
     _devices.set_process_layout(0, 1)
     group.comm.Free()
+
+
+def _install_gpu_communicator(comm):
+    """GPU programs' collectives: NCCL over `comm`'s processes, built on the first one (`nccl`);
+    None: none (after shutdown). Only when the CUDA backend is loaded or loads later: its
+    runtime module is light, but importing it must not start CUDA."""
+    from ..codegen.cuda import collectives
+    from . import nccl
+
+    collectives.install(None if comm is None else nccl.communicator_factory(comm))
 
 
 def _check_arguments(coordinator_address, num_processes, process_id, local_device_ids):

@@ -1,6 +1,7 @@
 """Real MPI jobs (`mpiexec -n 2`): a kernel compiled by one job is loaded from the disk cache
-by the next without recompiling, a GPU pmap's collectives run (on the host, between kernels:
-under Numba's CUDA simulator), and a failing process aborts the whole job within seconds."""
+by the next without recompiling, a GPU pmap's collectives run (communicator calls between the
+kernels, staged through the host and MPI under Numba's CUDA simulator, which has no NCCL), and a
+failing process aborts the whole job within seconds."""
 import time
 
 from tests.distributed.mpi_job import checks, run_job
@@ -14,7 +15,7 @@ def test_second_job_loads_the_cached_kernel(tmp_path):
         assert r["cache_status"] == "machine code loaded from the disk cache", (rank, r)
 
 
-def test_gpu_collectives_run_between_kernels_on_the_host(tmp_path):
+def test_gpu_collectives_run_between_kernels_staged_through_the_host(tmp_path):
     checks(run_job("job_worker.py", "cuda", cache_dir=tmp_path, NUMBA_ENABLE_CUDASIM="1"))
 
 

@@ -836,9 +836,9 @@ OPAQUE_KERNELS = {
 }
 
 # kernels kept in modules of their own (they use the driver above, so they load after it)
-from . import conv_emit, decomp_emit, eig_emit, fft_emit, solve_emit, sort_emit, window_emit  # noqa: E402
+from . import collective_emit, conv_emit, decomp_emit, eig_emit, fft_emit, solve_emit, sort_emit, window_emit  # noqa: E402
 
-for _rules in (sort_emit, conv_emit, solve_emit, decomp_emit, eig_emit, fft_emit, window_emit):
+for _rules in (sort_emit, conv_emit, solve_emit, decomp_emit, eig_emit, fft_emit, window_emit, collective_emit):
     OPAQUE_KERNELS.update(_rules.KERNELS)
 
 
