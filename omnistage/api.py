@@ -243,6 +243,26 @@ class Compiled:
         self.backend = self.executable.backend
         self._run = self.executable
         self._single_leaf = tree_util.treedef_is_leaf(out_tree)
+        self._aliases = None  # (output, input) pairs sharing memory; found on the first call
+
+    def _owned(self, outs, values):
+        """`outs` with every output that is (a view of) a caller's writable NumPy input copied:
+        an Array must not alias memory its caller can still change, and wrapping it would make
+        the caller's own array read-only (`jit(lambda x: x)(np_array)`). Which outputs alias which
+        inputs is fixed by the program (one signature, C order), so it is found once."""
+        aliases = self._aliases
+        if aliases is None:
+            arrays = [(i, v) for i, v in enumerate(values) if type(v) is np.ndarray and v.ndim]
+            aliases = self._aliases = tuple(
+                (k, i) for k, o in enumerate(outs) if isinstance(o, np.ndarray)
+                for i, v in arrays if np.may_share_memory(o, v))
+            if not aliases:
+                return outs
+        outs = list(outs)
+        for k, i in aliases:
+            if values[i].flags.writeable and np.may_share_memory(outs[k], values[i]):
+                outs[k] = outs[k].copy()
+        return outs
 
     def as_text(self):
         """The executable's source: the generated Numba module (or the interpreted program)."""
@@ -250,11 +270,15 @@ class Compiled:
 
     def call_flat(self, values):
         outs = self._run(*values)
+        if self._aliases != ():
+            outs = self._owned(outs, values)
         return [Array.from_numpy(o, a) for o, a in zip(outs, self.out_avals)]
 
     def call_tree(self, values):
         """Run on flat NumPy values; return the output pytree of Arrays."""
         outs = self._run(*values)
+        if self._aliases != ():
+            outs = self._owned(outs, values)
         if self._single_leaf:
             return Array.from_numpy(outs[0], self.out_avals[0])
         return tree_util.tree_unflatten(self.out_tree, [Array.from_numpy(o, a) for o, a in zip(outs, self.out_avals)])

@@ -126,3 +126,21 @@ def test_a_mutated_numpy_argument_is_read_again():
     assert float(f(x)) == 4.0
     x[:] = 2.0
     assert float(f(x)) == 8.0
+
+
+@pytest.mark.parametrize("backend", ["cpu", "interpreter"])
+def test_an_output_aliasing_a_numpy_input_is_copied_and_the_input_stays_writable(backend):
+    f = omnistage.jit(lambda x, y: (x, y.reshape(2, 2), y * 2), backend=backend)
+    for _ in range(2):  # the first call finds the aliases, the second uses them
+        x = np.ones(3, np.float32)
+        y = np.arange(4, dtype=np.float32)
+        a, b, c = f(x, y)
+        assert x.flags.writeable and y.flags.writeable
+        x[:] = 7.0
+        y[:] = -1.0
+        np.testing.assert_array_equal(np.asarray(a), np.ones(3, np.float32))
+        np.testing.assert_array_equal(np.asarray(b), np.arange(4, dtype=np.float32).reshape(2, 2))
+    # omnistage Arrays are immutable: passing them through needs no copy
+    arr = jnp.asarray(np.ones(3, np.float32))
+    out, _, _ = f(arr, jnp.asarray(np.arange(4, dtype=np.float32)))
+    np.testing.assert_array_equal(np.asarray(out), np.ones(3, np.float32))
