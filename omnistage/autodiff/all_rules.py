@@ -12,3 +12,4 @@ from . import convolution_rules  # noqa: F401
 from . import parallel_rules  # noqa: F401
 from . import fft_rules  # noqa: F401
 from . import window_chooser_rules  # noqa: F401
+from . import callback_rules  # noqa: F401

@@ -525,8 +525,8 @@ def schedule_build(numba_program):
     program = numba_program.program
     if narrow_floats.needs_widening(program):
         return None  # float16/bfloat16 cross the boundary as float32: the Numba path converts them
-    if "numba.objmode()" in numba_program.source:
-        return None  # debug.print calls back into Python, which a library without Numba cannot
+    if "numba.objmode(" in numba_program.source:
+        return None  # debug.print and pure_callback call back into Python, which a library without Numba cannot
     try:
         key = program_key(program)
     except Exception:  # noqa: BLE001 - no key, no library; the Numba path is unaffected

@@ -1039,3 +1039,4 @@ def emit_module(program, vmath_lookup=lambda name, dtype: None, threads=True):
 from . import opaque_rules  # noqa: F401
 from . import mpi_lowering  # noqa: E402 - registers the cross-process collectives' rules
 from . import fft_lowering  # noqa: E402,F401 - registers fft's rule (numpy.fft via rocket-fft)
+from . import callback_lowering  # noqa: E402,F401 - registers pure_callback's rule (object mode)

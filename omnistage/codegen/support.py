@@ -27,6 +27,15 @@ def debug_print(*values, **params):
     registry["debug_print"].impl(*values, **params)
 
 
+def pure_callback(*values, **params):
+    """`omnistage.pure_callback` in compiled code, called from a `numba.objmode` block: the
+    primitive's implementation calls the host function; its results as flat C-contiguous
+    arrays (codegen/callback_lowering.py reshapes them)."""
+    from ..core.primitive import registry
+
+    return tuple(np.ascontiguousarray(r).reshape(-1) for r in registry["pure_callback"].impl(*values, **params))
+
+
 @_jit
 def idiv(a, b):
     """Signed integer division as XLA does it (lax.div): rounds toward zero; x / 0 is -1 and

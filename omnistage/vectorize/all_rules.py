@@ -8,4 +8,5 @@ from . import collective_rules  # noqa: F401
 from . import custom_rules  # noqa: F401
 from . import debug_rules  # noqa: F401
 from . import fft_rules  # noqa: F401
+from . import callback_rules  # noqa: F401
 from . import window_chooser_rules  # noqa: F401
