@@ -25,6 +25,7 @@ from .codegen.cache_eviction import clear_cache  # beyond JAX: empties the on-di
 # JAX's remaining top-level names (issue 21)
 from . import tree, version  # noqa: E402
 from .api import clear_caches  # noqa: E402
+from .api_transpose import linear_transpose  # noqa: E402
 from .api_runtime import device_get, ensure_compile_time_eval, named_call, named_scope, typeof  # noqa: E402
 from .checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from .callbacks import pure_callback  # noqa: E402
@@ -49,6 +50,7 @@ __all__ = [
     "jvp", "linearize", "value_and_grad", "vjp", "custom_jvp", "custom_vjp", "nn", "vmap", "pmap",
     "clear_cache", "tree", "version", "clear_caches", "device_get", "ensure_compile_time_eval", "named_call",
     "named_scope", "typeof", "checkpoint", "checkpoint_policies", "remat", "closure_convert", "custom_gradient", "pure_callback",
+    "linear_transpose",
     "check_tracer_leaks", "checking_leaks", "debug_infs", "debug_key_reuse", "debug_nans", "default_device",
     "default_matmul_precision", "enable_checks", "enable_x64", "explain_cache_misses", "log_compiles",
     "no_execution", "no_tracing", "numpy_dtype_promotion", "numpy_rank_promotion", "Device", "float0", "jacobian",

@@ -219,3 +219,29 @@ def test_small_utilities():
     assert g._cache_size() > 0
     jax.clear_caches()
     assert g._cache_size() == 0
+
+
+# --- linear_transpose -----------------------------------------------------------------------
+
+
+def test_linear_transpose_of_a_matrix_product_is_the_transposed_product():
+    a = jnp.arange(6.0).reshape(2, 3)
+    t = jax.linear_transpose(lambda v: a @ v, jax.ShapeDtypeStruct((3,), np.float32))
+    ct = jnp.array([1.0, -2.0])
+    (got,) = t(ct)
+    np.testing.assert_allclose(got, np.asarray(a).T @ np.asarray(ct))
+    np.testing.assert_allclose(interp_jit(t)(ct)[0], got)
+    cts = jnp.stack([ct, 2 * ct, -ct])
+    np.testing.assert_allclose(jax.vmap(t)(cts)[0], np.stack([t(c)[0] for c in cts]), rtol=1e-6)
+
+
+def test_linear_transpose_over_pytrees_and_its_errors():
+    t = jax.linear_transpose(lambda x, y: (0.5 * x - 2.0 * y, x), 1.0, 1.0)
+    gx, gy = t((1.0, 2.0))
+    assert (float(gx), float(gy)) == (2.5, -2.0)
+    with pytest.raises(TypeError, match="cotangent tree"):
+        t(1.0)
+    with pytest.raises(TypeError, match="cotangent type"):
+        jax.linear_transpose(lambda v: 2.0 * v, jnp.ones(3))(jnp.ones(2))
+    with pytest.raises(TypeError, match="float or complex"):
+        jax.linear_transpose(lambda v: v * 2, jnp.arange(3))

@@ -53,7 +53,6 @@ DELIBERATE = {
 
 # Not done yet (issue 21): each is a gap to close, not a decision.
 NOT_YET = {
-    "jax": "linear_transpose".split(),
     "jax.numpy": "frompyfunc ufunc".split(),
     "jax.lax": "ConvDimensionNumbers ConvGeneralDilatedDimensionNumbers DotDimensionNumbers GatherDimensionNumbers "
                "GatherScatterMode PrecisionLike ScatterDimensionNumbers and_p or_p not_p approx_max_k approx_min_k axis_size "
