@@ -40,6 +40,11 @@ from .core.dtypes import float0  # noqa: E402
 
 jacobian = jacrev  # JAX's alias
 
+# lax.custom_root / custom_linear_solve are built on the autodiff layer, which lax may not import
+from .custom_solvers import custom_linear_solve as _custom_linear_solve, custom_root as _custom_root  # noqa: E402
+
+lax.custom_root, lax.custom_linear_solve = _custom_root, _custom_linear_solve
+
 from .version import __version__  # noqa: E402
 
 __all__ = [

@@ -9,10 +9,11 @@ non-linear `fun` gets the transpose of its linearization at zero, e.g. `sin` act
 """
 import numpy as np
 
-from .api import eval_shape
 from .api_grad import vjp
 from .core import dtypes
 from .core import tree_util
+from .core.aval import ShapedArray
+from .lax.control_flow import stage_body
 
 
 def _shape_dtype(x):
@@ -25,9 +26,11 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     cotangent per primal."""
     leaves, in_tree = tree_util.tree_flatten(primals)
     in_specs = [_shape_dtype(x) for x in leaves]
-    out = eval_shape(fun, *primals)
-    out_leaves, out_tree = tree_util.tree_flatten(out)
-    out_specs = [(tuple(o.shape), np.dtype(o.dtype)) for o in out_leaves]
+    # staged on avals (not eval_shape): `fun` may close over values traced by an enclosing transformation
+    staged = stage_body(lambda *xs: fun(*tree_util.tree_unflatten(in_tree, list(xs))),
+                        tuple(ShapedArray(shape, dt) for shape, dt in in_specs), "linear_transpose")
+    out_tree = staged.out_tree
+    out_specs = [(tuple(a.shape), np.dtype(a.dtype)) for a in staged.out_avals]
     for _, dt in in_specs + out_specs:
         if not dtypes.is_inexact(dt):
             raise TypeError(

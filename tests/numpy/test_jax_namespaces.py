@@ -57,7 +57,7 @@ NOT_YET = {
     "jax.lax": "ConvDimensionNumbers ConvGeneralDilatedDimensionNumbers DotDimensionNumbers GatherDimensionNumbers "
                "GatherScatterMode PrecisionLike ScatterDimensionNumbers and_p or_p not_p approx_max_k approx_min_k axis_size "
                "bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc broadcast_like clamp_p clz clz_p "
-               "conv_general_dilated_local conv_general_dilated_patches copy_p custom_linear_solve custom_root digamma "
+               "conv_general_dilated_local conv_general_dilated_patches copy_p digamma "
                "digamma_p empty eq_to_p le_to_p lt_to_p erf erf_inv erf_inv_p erf_p erfc erfc_p igamma igamma_grad_a "
                "igamma_grad_a_p igamma_p igammac igammac_p index_take lgamma lgamma_p linear_solve_p mulhi mulhi_p "
                "optimization_barrier_p polygamma polygamma_p ppermute ppermute_p random_gamma_grad reduce_p "
