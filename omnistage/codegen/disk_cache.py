@@ -344,9 +344,10 @@ def _load_new(name, source, preset):
     """Store (when possible) and run module `name` (load_module, under the lock)."""
     text = _with_header(source)
     path = _store(name, text)
-    from . import numba_locator  # Numba's files for this module: ours, tagged, checked
+    from . import cache_release, numba_locator  # Numba's files: ours, tagged, checked
 
     numba_locator.install()
+    cache_release.install()  # what Numba keeps of a program is freed with it
     try:
         return _execute(name, text, path, preset)
     except RuntimeError as e:
@@ -364,7 +365,8 @@ def hold(owner, module):
     """Keep `module` registered in `sys.modules` while `owner` lives (Numba imports a module by
     name when it loads machine code for it); when the last owner of a module is collected, the
     module leaves `sys.modules`, so it and its dispatchers are freed with the jit cache entries
-    that used them. (Numba never frees the machine code itself: its JIT engine keeps it.)"""
+    that used them, and with them the LLVM modules Numba would keep (cache_release; the
+    machine code itself stays: MCJIT cannot unload it)."""
     name = module.__name__
     with _lock:
         _owners[name] = _owners.get(name, 0) + 1
