@@ -65,6 +65,19 @@ def mnist(n_train=60000, n_test=10000, seed=0):
     return images(n_train), labels(n_train), images(n_test), labels(n_test)
 
 
+def batches(images, labels, batch_size, seed=0):
+    """The examples' endless `data_stream()`: each epoch a fresh permutation, cut into batches
+    (the last one short), as JAX's examples write it."""
+    rng = np.random.RandomState(seed)
+    num_train = images.shape[0]
+    num_batches = -(-num_train // batch_size)
+    while True:
+        perm = rng.permutation(num_train)
+        for i in range(num_batches):
+            batch_idx = perm[i * batch_size:(i + 1) * batch_size]
+            yield images[batch_idx], labels[batch_idx]
+
+
 def skip(example, reason):
     """Say why this example cannot run on this backend, and end the process successfully."""
     print("EXAMPLE_SKIP " + json.dumps({"example": example, "backend": BACKEND, "reason": reason}), flush=True)

@@ -21,7 +21,6 @@ else:
     from omnistage.example_libraries import optimizers, stax
     from omnistage.tree_util import tree_flatten, tree_unflatten
 
-import numpy.random as npr
 
 EXAMPLE = "differentially_private_sgd"
 gap = common.missing_names(stax, ["Conv", "MaxPool", "Flatten", "Dense", "Relu", "serial", "logsoftmax"])
@@ -80,18 +79,9 @@ def shape_as_image(images, labels, dummy_dim=False):
 
 def main():
     train_images, train_labels, _, _ = common.mnist(*common.pick((60000, 10), tiny=(64, 10)))
-    num_train = train_images.shape[0]
-    num_batches = -(-num_train // BATCH_SIZE)
     key = random.key(SEED)
 
-    def data_stream():
-        rng = npr.RandomState(SEED)
-        while True:
-            perm = rng.permutation(num_train)
-            for i in range(num_batches):
-                batch_idx = perm[i * BATCH_SIZE:(i + 1) * BATCH_SIZE]
-                yield train_images[batch_idx], train_labels[batch_idx]
-    batches = data_stream()
+    batches = common.batches(train_images, train_labels, BATCH_SIZE, seed=SEED)
     opt_init, opt_update, get_params = optimizers.sgd(LEARNING_RATE)
 
     @jit

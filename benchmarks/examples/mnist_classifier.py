@@ -19,7 +19,6 @@ else:
     from omnistage import grad, jit, random
     from omnistage.example_libraries import optimizers, stax
 
-import numpy.random as npr
 
 EXAMPLE = "mnist_classifier"
 gap = common.missing_names(stax, ["Dense", "Relu", "LogSoftmax", "serial"])
@@ -50,17 +49,8 @@ def main():
     step_size, batch_size, momentum_mass = 0.001, 128, 0.9
     train_images, train_labels, test_images, test_labels = common.mnist(
         *common.pick((60000, 10000), tiny=(1024, 256)))
-    num_train = train_images.shape[0]
-    num_batches = -(-num_train // batch_size)
 
-    def data_stream():
-        rng = npr.RandomState(0)
-        while True:
-            perm = rng.permutation(num_train)
-            for i in range(num_batches):
-                batch_idx = perm[i * batch_size:(i + 1) * batch_size]
-                yield train_images[batch_idx], train_labels[batch_idx]
-    batches = data_stream()
+    batches = common.batches(train_images, train_labels, batch_size, seed=0)
 
     opt_init, opt_update, get_params = optimizers.momentum(step_size, mass=momentum_mass)
 

@@ -59,17 +59,8 @@ def main():
     param_scale, step_size, batch_size = 0.1, 0.001, 128
     train_images, train_labels, test_images, test_labels = common.mnist(
         *common.pick((60000, 10000), tiny=(1024, 256)))
-    num_train = train_images.shape[0]
-    num_batches = -(-num_train // batch_size)
 
-    def data_stream():
-        rng = npr.RandomState(0)
-        while True:
-            perm = rng.permutation(num_train)
-            for i in range(num_batches):
-                batch_idx = perm[i * batch_size:(i + 1) * batch_size]
-                yield train_images[batch_idx], train_labels[batch_idx]
-    batches = data_stream()
+    batches = common.batches(train_images, train_labels, batch_size, seed=0)
 
     @jit
     def update(params, batch):
