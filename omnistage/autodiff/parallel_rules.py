@@ -5,12 +5,14 @@ extreme; `all_gather` is linear, its transpose sums the gathered cotangents over
 and keeps this participant's slice. The cross-process steps of a multi-process pmap follow
 the same rules: `process_allreduce` (a sum; its max/min/or/and forms only see integers and
 booleans, which have no derivative) is its own transpose, and `process_allgather`'s transpose
-keeps this process's rows of the cotangents summed over every process."""
+keeps this process's rows of the cotangents summed over every process. `ppermute` (and the
+cross-process `process_ppermute`) is linear; its transpose sends the cotangents back: the same
+permutation with each pair reversed."""
 from ..core.array import aval_of
 from ..lax import elementwise as E
 from ..lax import indexing as I
 from ..lax import shapes as S
-from ..lax.parallel import axis_index_p, process_allreduce_p, process_index_p, psum_p
+from ..lax.parallel import axis_index_p, ppermute_p, process_allreduce_p, process_index_p, process_ppermute_p, psum_p
 from .rules import JVP, VJP, def_linear
 
 
@@ -73,3 +75,11 @@ def _process_allgather_transpose(ct, x, *, processes):
 
 
 def_linear("process_allgather", _process_allgather_transpose)
+
+
+def _inverse(perm):
+    return tuple((d, s) for s, d in perm)
+
+
+def_linear("ppermute", lambda ct, x, *, axis_name, perm: ppermute_p.bind(ct, axis_name=axis_name, perm=_inverse(perm)))
+def_linear("process_ppermute", lambda ct, x, *, perm: process_ppermute_p.bind(ct, perm=_inverse(perm)))

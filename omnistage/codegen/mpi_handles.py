@@ -38,7 +38,10 @@ DTYPE_SLOT = {name: 7 + i for i, name in enumerate(DTYPES)}
 OPS = {"sum": "SUM", "max": "MAX", "min": "MIN", "or": "LOR", "and": "LAND"}
 OP_SLOT = {name: 7 + len(DTYPES) + i for i, name in enumerate(OPS)}
 
-LENGTH = 7 + len(DTYPES) + len(OPS)
+# point-to-point (ppermute): addresses of MPI_Isend, MPI_Irecv, MPI_Wait
+ISEND, IRECV, WAIT = (7 + len(DTYPES) + len(OPS) + i for i in range(3))
+
+LENGTH = 7 + len(DTYPES) + len(OPS) + 3
 
 table = (ctypes.c_int64 * LENGTH)()
 
@@ -50,13 +53,16 @@ def address():
 
 def fill(MPI, comm):
     """Store `comm`'s handle, this process's rank and size, the datatypes, the operations and
-    the addresses of MPI_Allreduce/MPI_Allgather of the MPI library mpi4py loaded."""
+    the addresses of MPI_Allreduce/MPI_Allgather/MPI_Isend/MPI_Irecv/MPI_Wait of the MPI
+    library mpi4py loaded."""
     lib = ctypes.CDLL(MPI.__file__)  # dlsym on mpi4py's extension searches its libmpi too
     table[COMM] = MPI._handleof(comm)
     table[RANK] = comm.Get_rank()
     table[SIZE] = comm.Get_size()
     table[ALLREDUCE] = ctypes.cast(lib.MPI_Allreduce, ctypes.c_void_p).value
     table[ALLGATHER] = ctypes.cast(lib.MPI_Allgather, ctypes.c_void_p).value
+    for slot, name in ((ISEND, "MPI_Isend"), (IRECV, "MPI_Irecv"), (WAIT, "MPI_Wait")):
+        table[slot] = ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
     table[IN_PLACE] = int(MPI.IN_PLACE)  # the MPI_IN_PLACE pointer: (void *)-1 in MPICH, 1 in Open MPI
     for name, mpi_name in DTYPES.items():
         table[DTYPE_SLOT[name]] = MPI._handleof(getattr(MPI, mpi_name))

@@ -1,5 +1,6 @@
 """The MPI calls compiled kernels make: generated modules import this module as `_mpi` and call
-`_mpi.allreduce(x, op)` (or `allreduce_in_place`), `_mpi.allgather(x)` and `_mpi.rank()` inside their njit functions,
+`_mpi.allreduce(x, op)` (or `allreduce_in_place`), `_mpi.allgather(x)`, `_mpi.ppermute(x, pairs)`
+and `_mpi.rank()` inside their njit functions,
 so a multi-process collective is one native call in the middle of the kernel, not a return to
 Python.
 
@@ -33,6 +34,8 @@ _I32, _I64 = ir.IntType(32), ir.IntType(64)
 _I8P = ir.IntType(8).as_pointer()
 _ALLREDUCE_T = ir.FunctionType(_I32, [_I8P, _I8P, _I32, _I64, _I64, _I64])
 _ALLGATHER_T = ir.FunctionType(_I32, [_I8P, _I32, _I64, _I8P, _I32, _I64, _I64])
+_ISEND_T = ir.FunctionType(_I32, [_I8P, _I32, _I64, _I32, _I32, _I64, _I8P])  # also MPI_Irecv's
+_WAIT_T = ir.FunctionType(_I32, [_I8P, _I8P])
 _CHUNK = 1 << 30  # elements per MPI call: MPI counts are C ints
 
 # the reduction operations, as generated code names them: `_mpi.allreduce(x, _mpi.SUM)`
@@ -130,6 +133,43 @@ def _allgather_call(typingctx, src, dst, count):
     return types.int32(src, dst, types.int64), codegen
 
 
+def _point_to_point(slot):
+    @intrinsic
+    def call(typingctx, buf, peer, tag, request):
+        """MPI_Isend/MPI_Irecv(buf, len(buf), <dtype>, peer, tag, comm, &request[0])."""
+        if not (isinstance(buf, types.Array) and isinstance(request, types.Array)):
+            return None
+        dtype_slot = _dtype_slot(buf)
+
+        def codegen(context, builder, sig, args):
+            fn = builder.inttoptr(_load(builder, slot), _ISEND_T.as_pointer())
+            arr = context.make_array(sig.args[0])(context, builder, args[0])
+            n = builder.trunc(builder.extract_value(arr.shape, 0), _I32)
+            call_args = [builder.bitcast(arr.data, _I8P), n, _load(builder, dtype_slot),
+                         builder.trunc(args[1], _I32), builder.trunc(args[2], _I32), _load(builder, H.COMM),
+                         _data(context, builder, sig.args[3], args[3])]
+            return builder.call(fn, call_args)
+
+        return types.int32(buf, types.int64, types.int64, request), codegen
+
+    return call
+
+
+_isend_call = _point_to_point(H.ISEND)
+_irecv_call = _point_to_point(H.IRECV)
+
+
+@intrinsic
+def _wait_call(typingctx, request, status):
+    """MPI_Wait(&request[0], status): `status` is scratch larger than any MPI_Status."""
+    def codegen(context, builder, sig, args):
+        fn = builder.inttoptr(_load(builder, H.WAIT), _WAIT_T.as_pointer())
+        return builder.call(fn, [_data(context, builder, sig.args[0], args[0]),
+                                 _data(context, builder, sig.args[1], args[1])])
+
+    return types.int32(request, status), codegen
+
+
 @_kernel
 def _check_ready():
     if _slot(H.READY) == 0:
@@ -193,4 +233,37 @@ def allgather(x):
         _check_status(_allgather_call(x[start:stop], part, stop - start))
         for p in range(size):
             out[p * n + start:p * n + stop] = part[p * (stop - start):(p + 1) * (stop - start)]
+    return out
+
+
+@_kernel
+def ppermute(x, pairs):
+    """lax.ppermute across processes: `x` is this process's (L, row) C-contiguous examples of a
+    global axis of L * size; `pairs` the flat (source, destination) global indices. Returns
+    the new (L, row) array: row t % L of process t // L is source s's, zeros where nothing
+    arrives. Sends and receives are nonblocking (tag: the destination index, unique), then
+    waited on, so no order of the pairs can deadlock; pairs within a process are copies."""
+    _check_ready()
+    local = x.shape[0]
+    me = _slot(H.RANK)
+    out = np.zeros_like(x)
+    if x.shape[1] >= _CHUNK:
+        raise ValueError("ppermute across processes: an example of 2**30 elements or more")
+    n = pairs.shape[0] // 2
+    # one int64 per request (MPICH's are C ints, Open MPI's pointers), scratch for the status
+    requests = np.zeros(max(2 * n, 1), np.int64)
+    status = np.empty(32, np.int64)
+    k = 0
+    for j in range(n):
+        s, t = pairs[2 * j], pairs[2 * j + 1]
+        if s // local == me and t // local == me:
+            out[t % local] = x[s % local]
+        elif s // local == me:
+            _check_status(_isend_call(x[s % local], t // local, t, requests[k:k + 1]))
+            k += 1
+        elif t // local == me:
+            _check_status(_irecv_call(out[t % local], s // local, t, requests[k:k + 1]))
+            k += 1
+    for i in range(k):
+        _check_status(_wait_call(requests[i:i + 1], status))
     return out

@@ -1,5 +1,6 @@
 """Numba CPU lowering of the cross-process primitives of multi-process pmap
-(`omnistage.lax.parallel`: process_allreduce, process_allgather, process_index).
+(`omnistage.lax.parallel`: process_allreduce, process_allgather, process_index,
+process_ppermute).
 
 Each becomes a call, inside the generated njit function, of `mpi_kernels` (imported by the
 module as `_mpi`): the operand flattened to one C-contiguous buffer, one MPI call on it, the
@@ -81,6 +82,16 @@ def _emit_allgather(em, e):
     _unflat(em, out, flat)
 
 
+def _emit_ppermute(em, e):
+    (x,), (out,) = e.ins, e.outs
+    shape = em.aval(x).shape
+    rows = em.fresh(f"{out}_rows")
+    pairs = [i for pair in e.params["perm"] for i in pair]
+    em.line(f"{rows} = _mpi.ppermute(np.ascontiguousarray({ast.unparse(x)}).reshape(({shape[0]}, {math.prod(shape[1:])})), "
+            f"np.array({pairs!r}, dtype=np.int64))  # MPI_Isend/MPI_Irecv{_loc_comment(e.stmt)}")
+    _unflat(em, out, rows)
+
+
 def _emit_process_index(em, e):
     (out,) = e.outs
     em.line(f"{out} = np.full((), _mpi.rank()){_loc_comment(e.stmt)}")
@@ -90,4 +101,5 @@ emit_cpu.OPAQUE_RULES.update({
     "process_allreduce": _emit_allreduce,
     "process_allgather": _emit_allgather,
     "process_index": _emit_process_index,
+    "process_ppermute": _emit_ppermute,
 })

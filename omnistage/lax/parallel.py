@@ -1,4 +1,5 @@
-"""Collectives over named axes: `psum`, `pmean`, `pmax`, `pmin`, `all_gather`, `axis_index`.
+"""Collectives over named axes: `psum`, `pmean`, `pmax`, `pmin`, `all_gather`, `axis_index`,
+`ppermute`.
 
 They mean something only inside a transformation that binds the axis name (`vmap(...,
 axis_name='i')`; later `pmap`): the batching pass (`omnistage.vectorize`) rewrites each
@@ -12,6 +13,7 @@ Primitive forms (params are literals so programs print as Python):
     y = psum(x, axis_name=('i',))          # also pmax, pmin: the reduction over the axes
     y = all_gather(x, axis_name=('i',), axis=0, tiled=False)
     i = axis_index(axis_name='i')          # int32 scalar: this example's position
+    y = ppermute(x, axis_name=('i',), perm=((0, 1), (1, 0)))  # (source, destination) pairs
 
 Multi-process `pmap` binds its axis name marked with the number of processes it spans
 (`spanning`): each process holds `size` examples of a global axis of `size * processes`, so
@@ -22,6 +24,7 @@ collectives that reach code generation (one MPI call inside the compiled kernel)
     y = process_allreduce(x, op='sum')       # also 'max', 'min', 'or', 'and': over every process
     y = process_allgather(x, processes=2)    # every process's x, concatenated along axis 0
     p = process_index()                      # int32 scalar: this process's index
+    y = process_ppermute(x, perm=((0, 3),))  # rows: this process's examples; perm: global
 
 Their NumPy implementations (the interpreter's) call the `ProcessGroup` that
 `distributed.initialize()` puts in `core.devices`' layout. Imports core only.
@@ -171,7 +174,15 @@ def _axis_index_abstract(*, axis_name):
 
 axis_index_p = Primitive("axis_index", _axis_index_abstract, _unbound_impl)
 
-COLLECTIVES = ("psum", "pmax", "pmin", "all_gather", "axis_index")
+
+def _ppermute_abstract(x, *, axis_name, perm):
+    _check_bound(axis_name)
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+ppermute_p = Primitive("ppermute", _ppermute_abstract, _unbound_impl)
+
+COLLECTIVES = ("psum", "pmax", "pmin", "all_gather", "axis_index", "ppermute")
 
 
 # --- across processes ------------------------------------------------------------------------
@@ -211,6 +222,27 @@ process_allgather_p = Primitive(
     "process_allgather", _process_allgather_abstract, lambda x, *, processes: process_group().allgather(x))
 process_index_p = Primitive(
     "process_index", lambda: ShapedArray((), np.dtype("int32")), lambda: np.int32(process_group().index))
+
+
+def _process_ppermute_abstract(x, *, perm):
+    if x.ndim == 0:
+        raise ValueError("process_ppermute needs an operand of rank >= 1 (this process's examples along axis 0)")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _process_ppermute_impl(x, *, perm):
+    # the interpreter's: gather every process's examples, keep what arrives here
+    x = np.asarray(x)
+    group, local = process_group(), x.shape[0]
+    everyone = group.allgather(x)
+    out = np.zeros_like(x)
+    for source, dest in perm:
+        if dest // local == group.index:
+            out[dest % local] = everyone[source]
+    return out
+
+
+process_ppermute_p = Primitive("process_ppermute", _process_ppermute_abstract, _process_ppermute_impl)
 
 
 # --- user functions --------------------------------------------------------------------------
@@ -279,10 +311,47 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     return tree_util.tree_map(leaf, x)
 
 
+def ppermute(x, axis_name, perm):
+    """`x` (a pytree) sent along the named axis: for each (source, destination) pair of `perm`
+    (indices along the axis, each at most once as a source and once as a destination), the
+    example at `destination` gets the source's `x`; examples that receive nothing get zeros."""
+    (name,) = _one_name(axis_name, "ppermute")
+    _check_bound((name,))
+    pairs = _check_perm(perm, axis_size(name))
+
+    def leaf(v):
+        (v,) = operands(v)
+        return ppermute_p.bind(v, axis_name=(name,), perm=pairs)
+
+    return tree_util.tree_map(leaf, x)
+
+
+def _one_name(axis_name, what):
+    names = _names_tuple(axis_name)
+    if len(names) != 1:
+        raise NotImplementedError(f"{what} over several axis names {names} at once; permute over one name")
+    return names
+
+
+def _check_perm(perm, size):
+    """`perm` as a tuple of (source, destination) int pairs, checked against the axis size."""
+    try:
+        pairs = tuple((int(s), int(d)) for s, d in perm)
+    except (TypeError, ValueError):
+        raise TypeError(f"ppermute's perm must be a sequence of (source, destination) pairs of ints, got {perm!r}") from None
+    sources, dests = [s for s, _ in pairs], [d for _, d in pairs]
+    if len(set(sources)) != len(sources) or len(set(dests)) != len(dests):
+        raise ValueError(f"ppermute sources and destinations must be unique, got {perm}.")
+    for s, d in pairs:
+        if not (0 <= s < size and 0 <= d < size):
+            raise ValueError(f"ppermute permutation indices must be in [0, {size}) (the axis size), got {perm}.")
+    return pairs
+
+
 def axis_index(axis_name):
     """This example's int32 position along the named axis."""
     (name,) = _names_tuple(axis_name)
     return axis_index_p.bind(axis_name=name)
 
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index"]
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute"]

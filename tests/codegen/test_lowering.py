@@ -22,11 +22,11 @@ from omnistage.core.primitive import registry
 CONTROL_FLOW = {"cond", "while_loop", "scan"}  # lowered by the control-flow code generator
 # Never reach code generation: `staging.cleanup` inlines these (stop_gradient, custom rules),
 # and vmap rewrites the collectives away (outside vmap they are an unbound-axis error).
-NOT_LOWERED = set(core_primitive.inline_for_lowering) | {"psum", "pmax", "pmin", "all_gather", "axis_index"}
+NOT_LOWERED = set(core_primitive.inline_for_lowering) | {"psum", "pmax", "pmin", "all_gather", "axis_index", "ppermute"}
 # compiled by the tests that can run them: debug_print prints (tests/api/test_debug_print.py),
 # the cross-process steps need an MPI job (tests/distributed), pure_callback calls Python
 # (tests/test_pure_callback.py)
-COMPILED_ELSEWHERE = {"debug_print", "process_allreduce", "process_allgather", "process_index", "pure_callback"}
+COMPILED_ELSEWHERE = {"debug_print", "process_allreduce", "process_allgather", "process_index", "process_ppermute", "pure_callback"}
 SEEN = set()  # primitives that reached the Numba backend in a differential test of this file
 
 TOLERANCE = {  # (rtol, atol) by result dtype

@@ -1,8 +1,10 @@
 """Real MPI jobs (`mpiexec -n 2`): a kernel compiled by one job is loaded from the disk cache
 by the next without recompiling, a GPU pmap's collectives run (communicator calls between the
 kernels, staged through the host and MPI under Numba's CUDA simulator, which has no NCCL), and a
-failing process aborts the whole job within seconds."""
+failing process aborts the whole job within seconds; lax.ppermute across processes."""
 import time
+
+import pytest
 
 from tests.distributed.mpi_job import checks, run_job
 
@@ -17,6 +19,11 @@ def test_second_job_loads_the_cached_kernel(tmp_path):
 
 def test_gpu_collectives_run_between_kernels_staged_through_the_host(tmp_path):
     checks(run_job("job_worker.py", "cuda", cache_dir=tmp_path, NUMBA_ENABLE_CUDASIM="1"))
+
+
+@pytest.mark.slow  # four kernels and a gradient compiled by two processes at once: ~30 s here
+def test_ppermute_across_processes_matches_one_process(tmp_path):
+    checks(run_job("job_worker.py", "ppermute", cache_dir=tmp_path))
 
 
 def test_a_failing_process_aborts_the_job(tmp_path):

@@ -60,7 +60,7 @@ NOT_YET = {
                "conv_general_dilated_local conv_general_dilated_patches copy_p digamma "
                "digamma_p empty eq_to_p le_to_p lt_to_p erf erf_inv erf_inv_p erf_p erfc erfc_p igamma igamma_grad_a "
                "igamma_grad_a_p igamma_p igammac igammac_p index_take lgamma lgamma_p linear_solve_p mulhi mulhi_p "
-               "optimization_barrier_p polygamma polygamma_p ppermute ppermute_p random_gamma_grad reduce_p "
+               "optimization_barrier_p polygamma polygamma_p random_gamma_grad reduce_p "
                "reduce_precision reduce_precision_p reduce_window_p "
                "reduce_window_sum_p regularized_incomplete_beta_p scatter_apply scatter_sub_p "
                "select_and_scatter_p split_p square_p stack stack_p tile tile_p top_k_p unstack "
