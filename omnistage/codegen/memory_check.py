@@ -2,54 +2,26 @@
 
 Generated code allocates every array it stores whole through `_rt.empty((shape), dtype)`, on a
 line carrying the user's `file:line` (a value fused into a loop nest is never stored and never
-counted). Sizes are static, so an array larger than this machine's memory (physical memory, or
-the cgroup's limit when lower) is known when the module is emitted: `check_source` raises
-IntermediateTooLargeError naming the value, its shape and dtype and the user's line, instead of
-the compiled code failing at run time with a bare MemoryError.
+counted). Sizes are static, so an array larger than this machine's memory (core.memory_limit:
+physical memory, or the cgroup's limit when lower) is known when the module is emitted:
+`check_source` raises IntermediateTooLargeError naming the value, its shape and dtype and the
+user's line, instead of the compiled code failing at run time with a bare MemoryError. Eager
+operations and the NumPy interpreter check their arrays the same way (core.memory_limit).
 
-Imports only the standard library and NumPy.
+Imports only the standard library, NumPy and core.
 """
-import functools
-import os
 import re
 
 import numpy as np
+
+from ..core.memory_limit import IntermediateTooLargeError, memory_limit, too_large_message
+
+__all__ = ["IntermediateTooLargeError", "check_source", "memory_limit"]
 
 _ALLOCATION = re.compile(
     r"^[ \t]*(?P<name>\w+) = _rt\.empty\(\((?P<shape>[^)]*)\), np\.(?P<dtype>\w+)\)(?:[ \t]*#[ \t]*(?P<where>[^\n]*))?$",
     re.M,
 )
-
-
-class IntermediateTooLargeError(MemoryError):
-    """A program needs an array larger than this machine's memory (a MemoryError)."""
-
-
-@functools.lru_cache(maxsize=None)
-def memory_limit():
-    """Bytes of memory this process could ever hold: physical memory, or the cgroup (v2 or
-    v1) limit when that is lower; None when unknown."""
-    limits = []
-    try:
-        limits.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        pass
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            with open(path) as f:
-                text = f.read().strip()
-        except OSError:
-            continue
-        if text.isdigit() and int(text) < 1 << 60:  # "max" or a huge number: no limit
-            limits.append(int(text))
-    return min(limits) if limits else None
-
-
-def _size_text(nbytes):
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if nbytes < 1024 or unit == "PiB":
-            return f"{nbytes:.1f} {unit}" if unit != "bytes" else f"{int(nbytes)} bytes"
-        nbytes /= 1024
 
 
 def check_source(source, program_name, limit=None):
@@ -66,12 +38,6 @@ def check_source(source, program_name, limit=None):
             continue  # not a literal shape: nothing known before run time
         nbytes = int(np.prod(shape, dtype=object)) * itemsize
         if nbytes > limit:
-            where = f" made at {match['where'].strip()}" if match["where"] else ""
-            raise IntermediateTooLargeError(
-                f"omnistage: the program {program_name!r} stores an intermediate value "
-                f"{match['name']!r} of shape {shape} and dtype {match['dtype']} "
-                f"({_size_text(nbytes)}){where}: more memory than this machine has "
-                f"({_size_text(limit)}). Compute it in pieces (lax.map or lax.fori_loop over "
-                f"blocks), or reduce it in the same expression that makes it (a value fused "
-                f"into its consumer is never stored whole)."
-            )
+            raise IntermediateTooLargeError(too_large_message(
+                f"the program {program_name!r} stores an intermediate value {match['name']!r}",
+                shape, match["dtype"], nbytes, limit, (match["where"] or "").strip() or None))

@@ -12,6 +12,7 @@ import numpy as np
 from . import errors
 from .config import config
 from .aval import ShapedArray
+from .memory_limit import check_eager
 from .source_info import describe_here
 from .thread_local import ThreadLocalStack
 
@@ -123,6 +124,8 @@ def eager_apply(prim, args, params):
     from .array import Array, aval_of
 
     out_aval = abstract_eval_located(prim, [aval_of(a) for a in args], params)
+    # an array bigger than the machine: say which line, before NumPy tries to allocate it
+    check_eager(prim.name, out_aval if prim.multiple_results else (out_aval,))
     outs = prim.impl(*[_value_of(a) for a in args], **params)
     if config.checks_on:  # debug_nans / debug_infs
         from .float_checks import check_eager_outputs

@@ -5,6 +5,7 @@ import ast
 
 import numpy as np
 
+from ..core import memory_limit
 from ..core import primitive as core_primitive
 from . import literals
 from .program import eqn, is_eqn, map_body_params
@@ -21,6 +22,7 @@ def _impl_namespace():
 def compile_program(program):
     """A Python function running `program` on NumPy arrays (cached on the program)."""
     if program._compiled is None:
+        _check_sizes(program)  # an array bigger than the machine: say which statement
         ns = _impl_namespace()
         ns.update(program.consts)
         src = program.source(with_header=False, with_locs=False)
@@ -34,6 +36,28 @@ def compile_program(program):
 
         program._compiled = run
     return program._compiled
+
+
+def _check_sizes(program):
+    """Raise IntermediateTooLargeError for the first statement of `program` (nested bodies
+    included) whose result is larger than this machine's memory, naming its user line."""
+    limit = memory_limit.memory_limit()
+    if limit is None:
+        return
+    for stmt in ast.walk(program.fn):
+        if not is_eqn(stmt):
+            continue
+        e = eqn(stmt)
+        for name in e.outs:
+            aval = program.avals.get(name)
+            if aval is None or not hasattr(aval, "shape"):
+                continue
+            nbytes = memory_limit.nbytes_of(aval.shape, aval.dtype)
+            if nbytes > limit:
+                loc = getattr(stmt, "loc", None)
+                raise memory_limit.IntermediateTooLargeError(memory_limit.too_large_message(
+                    f"the program {program.name!r} computes a value {name!r} ({e.prim})",
+                    aval.shape, aval.dtype, nbytes, limit, loc and loc.short))
 
 
 def interpret(program, *args):
