@@ -45,6 +45,12 @@ DELIBERATE = {
                "threefry_partitionable softmax_custom_jvp allow_f16_reductions host_count host_id host_ids "
                "process_indices".split(),
     },
+    "JAX primitives that omnistage composes from smaller primitives (lax.clamp, square, top_k, stack, ... are functions "
+    "over other primitives here, with their derivatives and batching from the parts): no primitive object to export": {
+        "jax.lax": "clamp_p clz_p copy_p eq_to_p le_to_p lt_to_p linear_solve_p mulhi_p optimization_barrier_p reduce_p "
+                   "reduce_precision_p reduce_window_p reduce_window_sum_p scatter_sub_p select_and_scatter_p split_p square_p "
+                   "stack_p tile_p top_k_p unstack_p".split(),
+    },
     "sub-byte and 8-bit float types: Numba cannot compute on them (ml_dtypes storage only)": {
         "jax.numpy": "float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz float8_e4m3fn "
                      "float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int4 uint1 uint2 uint4".split(),
@@ -54,17 +60,9 @@ DELIBERATE = {
 # Not done yet (issue 21): each is a gap to close, not a decision.
 NOT_YET = {
     "jax.numpy": "frompyfunc ufunc".split(),
-    "jax.lax": "ConvDimensionNumbers ConvGeneralDilatedDimensionNumbers DotDimensionNumbers GatherDimensionNumbers "
-               "GatherScatterMode PrecisionLike ScatterDimensionNumbers and_p or_p not_p approx_max_k approx_min_k axis_size "
-               "bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc broadcast_like clamp_p clz clz_p "
-               "conv_general_dilated_local conv_general_dilated_patches copy_p digamma "
-               "digamma_p empty eq_to_p le_to_p lt_to_p erf erf_inv erf_inv_p erf_p erfc erfc_p igamma igamma_grad_a "
-               "igamma_grad_a_p igamma_p igammac igammac_p index_take lgamma lgamma_p linear_solve_p mulhi mulhi_p "
-               "optimization_barrier_p polygamma polygamma_p random_gamma_grad reduce_p "
-               "reduce_precision reduce_precision_p reduce_window_p "
-               "reduce_window_sum_p regularized_incomplete_beta_p scatter_apply scatter_sub_p "
-               "select_and_scatter_p split_p square_p stack stack_p tile tile_p top_k_p unstack "
-               "unstack_p zeta zeta_p".split(),
+    "jax.lax": "bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc digamma digamma_p erf erf_inv erf_inv_p "
+               "erf_p erfc erfc_p igamma igamma_grad_a igamma_grad_a_p igamma_p igammac igammac_p lgamma lgamma_p "
+               "polygamma polygamma_p random_gamma_grad regularized_incomplete_beta_p scatter_apply zeta zeta_p".split(),
     "jax.scipy.special": "bernoulli bessel_jn betainc boxcox boxcox1p comb dawsn erfcx exp1 expi expn factorial fresnel "
                          "gammainc gammaincc gammasgn hyp1f1 hyp2f1 kl_div loggamma multigammaln owens_t poch rel_entr sici "
                          "spence sph_harm_y wofz zeta".split(),
