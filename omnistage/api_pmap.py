@@ -1,8 +1,11 @@
-"""`pmap`: JAX's parallel map, on the devices omnistage has (one CPU device per process).
+"""`pmap`: JAX's parallel map, on the devices omnistage has (one CPU device per process, or
+N with `OMNISTAGE_CPU_DEVICES=N` / `XLA_FLAGS=--xla_force_host_platform_device_count=N`).
 
 In one process, `pmap(f, axis_name)` is `jit(vmap(f, in_axes, out_axes, axis_name))` over a
 mapped axis of size at most `local_device_count()` (as JAX: a larger axis is an error naming
-the device count). Collectives (`lax.psum`, `pmean`, ...) by `axis_name` work as under vmap,
+the device count). The slices of a process's devices run in one compiled kernel: its loop
+nests over the device axis are split over threads (`codegen.parallel`'s prange) when big
+enough, and a collective over them is a reduction in the kernel, before any MPI step. Collectives (`lax.psum`, `pmean`, ...) by `axis_name` work as under vmap,
 so single-device code written for pmap (the seeds' distributed training step) runs unchanged.
 
 In a multi-process job (`distributed.initialize()` under mpiexec or srun), as in JAX, each

@@ -1,6 +1,11 @@
 """Devices and device memory: the CPU always; a CUDA GPU when one is usable (a real NVIDIA GPU
 with Numba's CUDA target, or Numba's CUDA simulator when `NUMBA_ENABLE_CUDASIM=1`).
 
+Several CPU devices per process (`configured_cpu_devices`: `OMNISTAGE_CPU_DEVICES=N` or
+`XLA_FLAGS=--xla_force_host_platform_device_count=N`): `local_devices()` lists N CPU devices
+and pmap maps an axis of up to N; they share the process's cores (the compiled kernel's
+parallel loops), and their collectives combine in the kernel before any MPI step.
+
 Processes: after `omnistage.distributed.initialize()` (multi-process mode on MPI) this process
 is one of `process_count()`; `devices()` lists every device of every process, ordered by
 process, and `local_devices()` this process's, as in JAX's multi-process mode. The layout is
@@ -10,7 +15,31 @@ Owns `Device`, the device list, and `DeviceBuffer`, the GPU memory behind a GPU 
 out whether CUDA is usable imports `numba.cuda` (through the CUDA backend's runtime), so it
 happens only when GPU devices are asked for, never on the CPU path.
 """
+import os
+import re
+
 import numpy as np
+
+_FLAG = re.compile(r"--xla_force_host_platform_device_count=(\S*)")
+
+
+def configured_cpu_devices(environ=os.environ):
+    """CPU devices per process: `OMNISTAGE_CPU_DEVICES=N`, else XLA's flag
+    `--xla_force_host_platform_device_count=N` in `XLA_FLAGS` (what JAX programs set to get
+    several CPU devices), else 1. Read when omnistage is imported, as JAX reads it."""
+    for name, text in (("OMNISTAGE_CPU_DEVICES", environ.get("OMNISTAGE_CPU_DEVICES")),
+                       ("XLA_FLAGS --xla_force_host_platform_device_count", _flag(environ.get("XLA_FLAGS", "")))):
+        if text is None or text == "":
+            continue
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"{name}={text!r}: expected a positive number of CPU devices per process")
+        return int(text)
+    return 1
+
+
+def _flag(flags):
+    found = _FLAG.findall(flags)
+    return found[-1] if found else None
 
 
 class Device:
@@ -33,7 +62,8 @@ class ProcessLayout:
 
     __slots__ = ("index", "count", "local_count", "cpu_devices", "group")
 
-    def __init__(self, index=0, count=1, local_count=1, group=None):
+    def __init__(self, index=0, count=1, local_count=None, group=None):
+        local_count = _cpu_devices if local_count is None else local_count
         if not (count >= 1 and 0 <= index < count and local_count >= 1):
             raise ValueError(f"bad process layout: process {index} of {count}, {local_count} devices each")
         self.index, self.count, self.local_count = index, count, local_count
@@ -46,6 +76,7 @@ class ProcessLayout:
         return [d for d in devices if d.process_index == self.index]
 
 
+_cpu_devices = configured_cpu_devices()
 _layout = ProcessLayout()
 
 # Set by the first compiled computation (api._make_executable): distributed.initialize() must
@@ -53,8 +84,9 @@ _layout = ProcessLayout()
 computation_started = False
 
 
-def set_process_layout(index, count, local_count=1, group=None):
-    """Make this process number `index` of `count` (distributed.initialize/shutdown call it)."""
+def set_process_layout(index, count, local_count=None, group=None):
+    """Make this process number `index` of `count`, with `local_count` CPU devices (default:
+    `configured_cpu_devices()`); distributed.initialize/shutdown call it."""
     global _layout
     _layout = ProcessLayout(index, count, local_count, group)
 

@@ -110,10 +110,13 @@ def _check_arguments(coordinator_address, num_processes, process_id, local_devic
             raise ValueError(f"process_id {process_id} is out of range for num_processes={num_processes}")
     if local_device_ids is not None:
         ids = [local_device_ids] if _is_int(local_device_ids) else list(local_device_ids)
-        if ids != [0]:
+        n = _devices.configured_cpu_devices()
+        if sorted(ids) != list(range(n)):
+            have = "one CPU device, id 0" if n == 1 else f"{n} CPU devices, ids 0..{n - 1}"
             raise ValueError(
-                f"local_device_ids={local_device_ids!r}: each process has one CPU device, id 0; "
-                f"pass local_device_ids=None (or [0])")
+                f"local_device_ids={local_device_ids!r}: each process has {have} "
+                f"(OMNISTAGE_CPU_DEVICES or XLA_FLAGS=--xla_force_host_platform_device_count set "
+                f"how many), and uses all of them; pass local_device_ids=None")
 
 
 def _is_int(x):
