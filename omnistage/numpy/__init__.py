@@ -23,6 +23,7 @@ from . import fft  # noqa: F401  (jnp.fft)
 from .index_tricks import *  # noqa: F401,F403
 from .polynomials import *  # noqa: F401,F403
 from .functional import *  # noqa: F401,F403
+from .ufunc_class import *  # noqa: F401,F403
 from .array_api import *  # noqa: F401,F403
 from .array_api import __array_api_version__, __array_namespace_info__  # noqa: F401 - dunders skip *
 
