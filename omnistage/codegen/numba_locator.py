@@ -7,8 +7,8 @@ Numba keeps a compiled function's machine code in an index file (`.nbi`) and dat
 (`omnistage_gen_*`) and of omnistage's runtime modules (`support`, `kernels`, ...) none of
 those places is ours to check, so `install()` puts a locator first in Numba's list that
 claims exactly those functions: their files go to the checked private directory
-(cache_integrity.private_dir) whatever `NUMBA_CACHE_DIR` says, and Numba never falls back to
-another place. Their files are written with an HMAC tag and read back through the directory's
+(cache_integrity.private_dir) whatever `NUMBA_CACHE_DIR` or `NUMBA_CACHE_LOCATOR_CLASSES`
+(which replaces Numba's locator list) say, and Numba never falls back to another place. Their files are written with an HMAC tag and read back through the directory's
 descriptor; a file whose tag does not match (truncated, flipped, planted, moved) is deleted
 and the function compiled again with one warning, before a byte of it is unpickled. Any other
 failure loading an entry (an exception while unpickling or rebuilding checked bytes) does the
@@ -211,6 +211,39 @@ def _load_overload(self, sig, target_context):
         return None
 
 
+class _LocatorOverrideView:
+    """What Numba's caching module sees as `config`: Numba's config, except that while a
+    cache is set up for a function of ours, `CACHE_LOCATOR_CLASSES` (the user's
+    NUMBA_CACHE_LOCATOR_CLASSES, which replaces Numba's locator list, ours included) reads
+    as unset, so Numba's own constructor picks our locator, first in the default list."""
+
+    def __init__(self, config):
+        object.__setattr__(self, "_config", config)
+
+    def __getattr__(self, name):
+        if name == "CACHE_LOCATOR_CLASSES" and getattr(_setting_up, "ours", False):
+            return ""
+        return getattr(self._config, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._config, name, value)
+
+
+_setting_up = threading.local()
+_numba_cache_impl_init = caching.CacheImpl.__init__
+
+
+def _cache_impl_init(self, py_func):
+    """Numba's CacheImpl constructor; for a function of ours, whatever locator list the
+    user configured."""
+    ours = _owned_directory(py_func, getattr(py_func.__code__, "co_filename", "")) is not None
+    _setting_up.ours = ours
+    try:
+        _numba_cache_impl_init(self, py_func)
+    finally:
+        _setting_up.ours = False
+
+
 def install():
     """Make Numba keep and check our functions' cache files as described above (idempotent).
     Functions of omnistage's runtime modules decorated before this call are re-pointed."""
@@ -221,6 +254,8 @@ def install():
         caching.IndexDataCacheFile = TaggedIndexDataCacheFile
         caching.Cache.load_overload = _load_overload
         caching.CacheImpl._locator_classes.insert(0, OmnistageLocator)
+        caching.config = _LocatorOverrideView(caching.config)
+        caching.CacheImpl.__init__ = _cache_impl_init
         _installed = True
     _repoint_runtime_dispatchers()
 

@@ -323,6 +323,25 @@ def test_numba_files_never_leave_the_private_directory(tmp_path):
     assert any(n.endswith(".nbc") for n in os.listdir(cache))
 
 
+def test_a_users_numba_locator_list_does_not_place_our_files(tmp_path):
+    # NUMBA_CACHE_LOCATOR_CLASSES replaces Numba's locator list (ours included): our
+    # functions' files still go to the private directory, tagged, and are used from there.
+    cache, home = tmp_path / "cache", tmp_path / "home"
+    home.mkdir()
+    env = dict(NUMBA_CACHE_LOCATOR_CLASSES="UserWideCacheLocator,InTreeCacheLocator",
+               HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
+    report, rc, err = run_child(cache, **env)
+    assert outcome(report, rc) == "survived", err[-3000:]
+    assert report["warnings"] == [] and report["misses"] > 0
+    assert not (home / ".cache").exists() and not (cache / "__pycache__").exists()
+    nbc = [n for n in os.listdir(cache) if n.endswith(".nbc")]
+    pdir = cache_integrity.private_dir(str(cache))
+    assert nbc and all(pdir.untagged(n, pdir.read(n)) for n in nbc)  # tagged with our key
+    again, rc, err = run_child(cache, **env)
+    assert outcome(again, rc) == "survived", err[-3000:]
+    assert again["hits"] > 0 and again["misses"] == 0 and again["warnings"] == []
+
+
 @pytest.mark.parametrize("damage", ["mode 0777", "other owner", "symbolic link to a shared directory"])
 def test_a_cache_directory_others_control_is_not_used(tmp_path, damage):
     cache = tmp_path / "cache"
