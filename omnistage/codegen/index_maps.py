@@ -64,24 +64,47 @@ def reshape(idx, in_shape, *, new_sizes, dimensions=None):
         # only size-1 dimensions come or go: map the non-trivial dims in order
         real = iter([i for i, d in zip(idx, new_sizes) if d != 1])
         return ["0" if d == 1 else next(real) for d in in_shape]
-    flat_terms = []
-    stride = 1
-    for i, d in reversed(list(zip(idx, new_sizes))):
-        if d != 1:
-            flat_terms.append(_mul(i, stride))
-        stride *= d
-    flat = " + ".join(reversed(flat_terms)) or "0"
-    out = []
-    stride = math.prod(in_shape)
-    for d in in_shape:
-        stride //= d
-        if d == 1:
-            out.append("0")
-        elif stride == 1:
-            out.append(f"({flat}) % {d}" if d != math.prod(in_shape) else f"({flat})")
-        else:
-            out.append(f"(({flat}) // {stride}) % {d}" if stride * d != math.prod(in_shape) else f"({flat}) // {stride}")
+    # Dimensions come and go in groups whose sizes multiply to the same number (784 -> 28, 28
+    # beside an untouched 100): each operand index depends only on its own group's output
+    # indices, so an axis a reshape leaves alone costs no division.
+    out = ["0"] * len(in_shape)
+    for ins, outs in _reshape_groups(in_shape, new_sizes):
+        terms, stride = [], 1
+        for k in reversed(outs):
+            terms.append(_mul(idx[k], stride))
+            stride *= new_sizes[k]
+        flat = " + ".join(reversed(terms))
+        size = stride
+        for k in ins:
+            d = in_shape[k]
+            stride //= d
+            if stride == 1:
+                out[k] = f"({flat}) % {d}" if d != size else f"({flat})"
+            else:
+                out[k] = f"(({flat}) // {stride}) % {d}" if stride * d != size else f"({flat}) // {stride}"
     return out
+
+
+def _reshape_groups(in_shape, new_sizes):
+    """[(operand dims, output dims)] with equal products, size-1 dimensions left out."""
+    ins = [k for k, d in enumerate(in_shape) if d != 1]
+    outs = [k for k, d in enumerate(new_sizes) if d != 1]
+    groups, i, j = [], 0, 0
+    while i < len(ins):
+        gi, gj = [ins[i]], [outs[j]]
+        pi, pj = in_shape[ins[i]], new_sizes[outs[j]]
+        i, j = i + 1, j + 1
+        while pi != pj:
+            if pi < pj:
+                gi.append(ins[i])
+                pi *= in_shape[ins[i]]
+                i += 1
+            else:
+                gj.append(outs[j])
+                pj *= new_sizes[outs[j]]
+                j += 1
+        groups.append((gi, gj))
+    return groups
 
 
 INDEX_MAPS = {
