@@ -24,6 +24,7 @@ from .index_tricks import *  # noqa: F401,F403
 from .polynomials import *  # noqa: F401,F403
 from .functional import *  # noqa: F401,F403
 from .ufunc_class import *  # noqa: F401,F403
+from .ufunc_instances import *  # noqa: F401,F403 - jnp.add etc. as jnp.ufunc objects, as in JAX
 from .array_api import *  # noqa: F401,F403
 from .array_api import __array_api_version__, __array_namespace_info__  # noqa: F401 - dunders skip *
 

@@ -68,3 +68,27 @@ def test_methods_under_jit_grad_and_vmap():
                                [4.0, 3.0, 2.0, 1.0])
     got = jax.vmap(lambda r: add.reduce(r))(X)
     np.testing.assert_allclose(got, [np.add.reduce(r) for r in X], rtol=1e-6)
+
+
+def test_jax_builtin_ufuncs_are_ufunc_objects_with_fast_methods():
+    for name in ("add", "multiply", "maximum", "minimum", "logical_and", "logical_or", "logical_xor", "subtract",
+                 "bitwise_and", "bitwise_or", "bitwise_xor", "logaddexp", "logaddexp2", "negative"):
+        assert isinstance(getattr(jnp, name), jnp.ufunc), name
+    np.testing.assert_array_equal(jnp.add(X, X), X + X)
+    np.testing.assert_allclose(jnp.add.reduce(X), X.sum(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(jnp.multiply.accumulate(X, axis=1), np.multiply.accumulate(X, axis=1), rtol=1e-6)
+    np.testing.assert_array_equal(jnp.maximum.reduce(X, axis=1), X.max(axis=1))
+    np.testing.assert_array_equal(jnp.logical_or.reduce(X > 5, axis=1), (X > 5).any(axis=1))
+    np.testing.assert_array_equal(jnp.logical_and.reduce(X > -50, axis=None, initial=False), False)
+    np.testing.assert_array_equal(jnp.multiply.outer(np.arange(3), np.arange(4)), np.multiply.outer(np.arange(3), np.arange(4)))
+    want = np.ones(6, np.float32)
+    np.add.at(want, [1, 1, 4], 2.0)
+    np.testing.assert_array_equal(jnp.add.at(jnp.ones(6), jnp.array([1, 1, 4]), 2.0, inplace=False), want)
+    np.testing.assert_allclose(jnp.logaddexp.reduce(X, axis=1), np.logaddexp.reduce(X, axis=1), rtol=1e-5)
+    np.testing.assert_array_equal(jnp.bitwise_or.accumulate(np.array([1, 2, 4, 1])), [1, 3, 7, 7])
+    np.testing.assert_array_equal(jnp.subtract.outer(np.arange(2), np.arange(3)), np.subtract.outer(np.arange(2), np.arange(3)))
+    import inspect
+
+    assert list(inspect.signature(jnp.add).parameters) == ["x1", "x2"]
+    np.testing.assert_allclose(jax.jit(lambda a: jnp.add.reduce(jnp.add(a, 1.0)), backend="interpreter")(X),
+                               (X + 1).sum(axis=0), rtol=1e-6)
