@@ -31,7 +31,8 @@ Design (chosen to keep the derivative and batching rules of later passes small):
   are dropped (JAX's default for updates). The result has the operand's aval.
 
 The lax wrappers `gather`/`scatter*` take this simplified signature (`axes` defaults to the
-first k axes), not XLA's GatherDimensionNumbers.
+first k axes); called with JAX's signature (Gather/ScatterDimensionNumbers) they are XLA's
+gather and scatter, built on these primitives in lax/xla_indexing.py.
 """
 import numpy as np
 
@@ -337,23 +338,41 @@ def _default_axes(indices, axes):
     return tuple(range(indices.shape[-1] if indices.ndim else 0)) if axes is None else _ints(axes)
 
 
-def gather(operand, indices, axes=None):
+def gather(operand, indices, axes=None, slice_sizes=None, *, dimension_numbers=None, **xla_options):
     """Rows of `operand` picked by `indices` (shape batch + (k,)) along `axes` (default: the
     first k axes); result shape batch + the other operand dims. Out-of-bounds indices clamp.
-    (Simplified signature; see this module's docstring.)"""
+    (Simplified signature; see this module's docstring.) Called with JAX's signature (a
+    GatherDimensionNumbers and slice_sizes, mode=, fill_value=) it is XLA's gather
+    (lax/xla_indexing.py)."""
+    if dimension_numbers is not None or _is_xla(axes):
+        from . import xla_indexing  # noqa: PLC0415 - it builds on this module
+
+        return xla_indexing.gather(operand, indices, axes if dimension_numbers is None else dimension_numbers,
+                                   slice_sizes, **xla_options)
     x, i = operands(operand, indices)
     return gather_p.bind(x, i, axes=_default_axes(i, axes))
 
 
+def _is_xla(axes):
+    """Whether `axes` is JAX's Gather/ScatterDimensionNumbers (a named tuple), not axes."""
+    return hasattr(axes, "_fields")
+
+
 def _scatter_wrapper(prim):
-    def wrapper(operand, indices, updates, axes=None):
+    def wrapper(operand, indices, updates, axes=None, *, dimension_numbers=None, **xla_options):
+        if dimension_numbers is not None or _is_xla(axes):
+            from . import xla_indexing  # noqa: PLC0415 - it builds on this module
+
+            return getattr(xla_indexing, prim.name)(operand, indices, updates,
+                                                    axes if dimension_numbers is None else dimension_numbers, **xla_options)
         x, i, u = operands(operand, indices, updates)
         return prim.bind(x, i, u, axes=_default_axes(i, axes))
 
     wrapper.__name__ = prim.name
     wrapper.__doc__ = (
         f"`{prim.name}`: combine `updates` (shape indices.shape[:-1] + the operand dims not in "
-        f"`axes`) into `operand` at `indices`; out-of-bounds rows are dropped."
+        f"`axes`) into `operand` at `indices`; out-of-bounds rows are dropped. With JAX's signature "
+        f"(a ScatterDimensionNumbers, mode=) it is XLA's {prim.name} (lax/xla_indexing.py)."
     )
     return wrapper
 

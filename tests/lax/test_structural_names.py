@@ -159,3 +159,73 @@ def test_against_jax_where_installed():
     r = RNG.randint(-2**31, 2**31 - 1, size=20).astype(np.int32)
     np.testing.assert_array_equal(lax.mulhi(r, r[::-1]), jl.mulhi(r, r[::-1]))
     np.testing.assert_array_equal(lax.clz(r), jl.clz(r))
+
+
+# --- XLA's gather / scatter signatures and scatter_apply --------------------------------------
+
+
+X3 = RNG.randn(5, 6, 7).astype(np.float32)
+IDX = np.array([[2, 1], [4, 5], [-1, 3], [3, 9]])
+WINDOW_DN = lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(0,), start_index_map=(0, 2))
+
+
+def _window_reference(x, idx, fill=None):
+    """x[i, :3, k:k+4] per index row (i, k), starts clamped (or the window filled) as XLA does."""
+    out = []
+    for i, k in idx:
+        if fill is not None and not (0 <= i <= 4 and 0 <= k <= 3):
+            out.append(np.full((3, 4), fill, x.dtype))
+            continue
+        i, k = min(max(i, 0), 4), min(max(k, 0), 3)
+        out.append(x[i, :3, k:k + 4])
+    return np.stack(out)
+
+
+def test_gather_with_dimension_numbers_clamps_or_fills_windows():
+    np.testing.assert_array_equal(lax.gather(X3, IDX, WINDOW_DN, (1, 3, 4)), _window_reference(X3, IDX))
+    np.testing.assert_array_equal(lax.gather(X3, IDX, dimension_numbers=WINDOW_DN, slice_sizes=(1, 3, 4), mode="fill"),
+                                  _window_reference(X3, IDX, fill=np.nan))
+    moved = lax.GatherDimensionNumbers(offset_dims=(0, 2), collapsed_slice_dims=(1,), start_index_map=(2, 1))
+    got = lax.gather(X3, IDX, moved, (2, 1, 3))
+    want = np.stack([X3[:2, min(max(j, 0), 5), min(max(i, 0), 4):min(max(i, 0), 4) + 3] for i, j in IDX], axis=1)
+    np.testing.assert_array_equal(got, want)
+    f = ijit(lambda x: lax.gather(x, IDX, WINDOW_DN, (1, 3, 4)))
+    np.testing.assert_array_equal(f(X3), _window_reference(X3, IDX))
+    g = jax.grad(lambda x: jnp.sum(lax.gather(x, IDX, WINDOW_DN, (1, 3, 4))))(X3)
+    want_g = np.zeros_like(X3)
+    for i, k in IDX:
+        i, k = min(max(i, 0), 4), min(max(k, 0), 3)
+        want_g[i, :3, k:k + 4] += 1
+    np.testing.assert_array_equal(g, want_g)
+    batched = jax.vmap(lambda x: lax.gather(x, IDX, WINDOW_DN, (1, 3, 4)))(np.stack([X3, 2 * X3]))
+    np.testing.assert_array_equal(batched, np.stack([_window_reference(X3, IDX), _window_reference(2 * X3, IDX)]))
+
+
+def test_scatter_family_with_dimension_numbers_drops_or_clips_windows():
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(1, 2), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0, 2))
+    upd = RNG.randn(4, 3, 4).astype(np.float32)
+    want = np.zeros((5, 6, 7), np.float32)
+    for (i, k), u in zip(IDX, upd):
+        if 0 <= i <= 4 and 0 <= k <= 3:  # default: out-of-bounds windows dropped whole
+            want[i, :3, k:k + 4] += u
+    np.testing.assert_allclose(lax.scatter_add(np.zeros((5, 6, 7), np.float32), IDX, upd, dn), want, rtol=1e-6)
+    clipped = np.zeros((5, 6, 7), np.float32)
+    for (i, k), u in zip(IDX, upd):
+        i, k = min(max(i, 0), 4), min(max(k, 0), 3)
+        clipped[i, :3, k:k + 4] += u
+    np.testing.assert_allclose(lax.scatter_add(np.zeros((5, 6, 7), np.float32), IDX, upd, dn, mode="clip"), clipped,
+                               rtol=1e-6)
+    g = jax.grad(lambda u: jnp.sum(lax.scatter_add(jnp.zeros((5, 6, 7)), IDX, u, dn) * X3))(upd)
+    np.testing.assert_allclose(g, np.stack([X3[i, :3, k:k + 4] if 0 <= i <= 4 and 0 <= k <= 3 else np.zeros((3, 4))
+                                            for i, k in IDX]), rtol=1e-6)
+    maxed = lax.scatter_max(np.zeros((5, 6, 7), np.float32), IDX, upd, dimension_numbers=dn)
+    assert maxed.shape == (5, 6, 7) and float(maxed[2, 0, 1]) == max(0.0, float(upd[0, 0, 0]))
+
+
+def test_scatter_apply_applies_the_function_once_per_address():
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    got = lax.scatter_apply(np.ones(5, np.float32), np.array([[1], [1], [3]]), lambda v: v * 3, dn, update_shape=(3,))
+    np.testing.assert_array_equal(got, [1, 9, 1, 3, 1])
+    f = ijit(lambda x: lax.scatter_apply(x, np.array([[0], [4]]), jnp.sin, dn, update_shape=(2,)))
+    v = np.arange(5, dtype=np.float32)
+    np.testing.assert_allclose(f(v), [np.sin(0.0), 1, 2, 3, np.sin(4.0)], rtol=1e-6)

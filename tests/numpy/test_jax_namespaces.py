@@ -61,7 +61,7 @@ DELIBERATE = {
 NOT_YET = {
     "jax.lax": "bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc digamma digamma_p erf erf_inv erf_inv_p "
                "erf_p erfc erfc_p igamma igamma_grad_a igamma_grad_a_p igamma_p igammac igammac_p lgamma lgamma_p "
-               "polygamma polygamma_p random_gamma_grad regularized_incomplete_beta_p scatter_apply zeta zeta_p".split(),
+               "polygamma polygamma_p random_gamma_grad regularized_incomplete_beta_p zeta zeta_p".split(),
     "jax.scipy.special": "bernoulli bessel_jn betainc boxcox boxcox1p comb dawsn erfcx exp1 expi expn factorial fresnel "
                          "gammainc gammaincc gammasgn hyp1f1 hyp2f1 kl_div loggamma multigammaln owens_t poch rel_entr sici "
                          "spence sph_harm_y wofz zeta".split(),
