@@ -12,7 +12,8 @@ reads it. What each flag does here:
 | log_compiles | logs every compile on stderr (codegen/compile_log.py) |
 | default_device | accepted; arrays are created on the CPU, `device_put` moves them |
 | enable_checks, check_tracer_leaks, checking_leaks | accepted: programs are always type-checked, and an escaped tracer always raises `UnexpectedTracerError` |
-| numpy_rank_promotion, numpy_dtype_promotion | accepted and readable; promotion is always NumPy's rank rule and JAX's standard lattice |
+| numpy_rank_promotion | 'allow' (default), 'warn' or 'raise' when jnp broadcasts operands of different ranks, as JAX |
+| numpy_dtype_promotion | accepted and readable; promotion is always JAX's standard lattice |
 | default_matmul_precision | accepted: contractions run in the operands' precision on the CPU |
 | debug_key_reuse, explain_cache_misses, no_tracing, no_execution | accepted, no effect |
 

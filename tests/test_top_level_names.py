@@ -245,3 +245,17 @@ def test_linear_transpose_over_pytrees_and_its_errors():
         jax.linear_transpose(lambda v: 2.0 * v, jnp.ones(3))(jnp.ones(2))
     with pytest.raises(TypeError, match="float or complex"):
         jax.linear_transpose(lambda v: v * 2, jnp.arange(3))
+
+
+def test_numpy_rank_promotion_raise_and_warn_are_honoured():
+    with jax.numpy_rank_promotion("raise"):
+        np.testing.assert_array_equal(jnp.ones((2, 3)) + jnp.ones((1, 3)), np.full((2, 3), 2.0))  # same rank: fine
+        np.testing.assert_array_equal(jnp.ones(3) + 1.0, np.full(3, 2.0))  # scalars: fine
+        with pytest.raises(ValueError, match=r"(?s)jax_numpy_rank_promotion='raise'.*" + HERE):
+            jnp.ones((2, 3)) + jnp.ones(3)
+        with pytest.raises(ValueError, match="rank_promotion"):
+            interp_jit(lambda a, b: a * b)(jnp.ones((2, 3)), jnp.ones(3))
+    with jax.numpy_rank_promotion("warn"):
+        with pytest.warns(UserWarning, match="rank promotion"):
+            jnp.ones((2, 3)) - jnp.ones(3)
+    assert (jnp.ones((2, 3)) + jnp.ones(3)).shape == (2, 3)

@@ -72,6 +72,8 @@ def promote_shapes(name, *args):
     nonscalar = [s for s in shapes if len(s)]
     if len(set(nonscalar)) <= 1:
         return list(args)
+    if len({len(s) for s in nonscalar}) > 1:
+        _check_rank_promotion(name, shapes)
     try:
         result = tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -79,6 +81,28 @@ def promote_shapes(name, *args):
             f"{name}: incompatible shapes for broadcasting: {', '.join(str(tuple(s)) for s in shapes)}"
         ) from None
     return [a if (a.ndim == 0 or a.shape == result) else broadcast_to_shape(a, result) for a in args]
+
+
+def _check_rank_promotion(name, shapes):
+    """JAX's `jax_numpy_rank_promotion` option: 'allow' (default), 'warn' or 'raise' when
+    operands of different ranks are broadcast together."""
+    from ..core.config import config
+
+    mode = config.read("jax_numpy_rank_promotion")
+    if mode == "allow":
+        return
+    listed = " ".join(str(tuple(s)) for s in shapes)
+    if mode == "raise":
+        from ..core.errors import add_location
+        from ..core.source_info import describe_here
+
+        raise add_location(ValueError(
+            f"Operands could not be broadcast together for {name} on shapes {listed} and with the config option "
+            f"jax_numpy_rank_promotion='raise' (add the missing axes explicitly, e.g. with x[None, :])."), describe_here())
+    import warnings
+
+    warnings.warn(f"Following NumPy automatic rank promotion for {name} on shapes {listed}. Set the "
+                  f"jax_numpy_rank_promotion config option to 'allow' to disable this warning.", stacklevel=3)
 
 
 def broadcast_to_shape(x, shape):
