@@ -22,6 +22,7 @@ from .autodiff.custom import custom_jvp, custom_vjp
 from .closures import closure_convert
 from .core import tree_util
 from .lax import elementwise as E
+from .lax.stop_gradient import stop_gradient
 
 
 def _check_same_tree(what, got, want_tree, where):
@@ -82,10 +83,18 @@ def _zeros_like(tree):
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False):
     """`x` with `matvec(x) = b`, computed by `solve(matvec, b)`, differentiated implicitly
     (see the module docstring); reverse mode uses `transpose_solve(vecmat, b)`, or `solve`
-    when `symmetric`. `has_aux` is not supported yet."""
-    if has_aux:
-        raise NotImplementedError("custom_linear_solve(has_aux=True) is not supported yet by omnistage")
+    when `symmetric`. With `has_aux`, `solve` returns (x, aux) and the result is (x, aux): aux is
+    not differentiated (solve runs once more for it; under jit the two computations are merged
+    where they coincide)."""
     b_tree = tree_util.tree_structure(b)
+    if has_aux:  # solve -> (x, aux): x is differentiated implicitly, aux not at all (as JAX)
+        def solve_x(matvec, rhs):
+            return solve(matvec, rhs)[0]
+
+        x = custom_linear_solve(matvec, b, solve_x,
+                                None if transpose_solve is None else (lambda vm, r: transpose_solve(vm, r)[0]), symmetric)
+        aux = tree_util.tree_map(stop_gradient, solve(matvec, b)[1])
+        return x, aux
     mv_conv, consts = closure_convert(matvec, b)
     _check_same_tree("matvec's output", mv_conv(b, *consts), b_tree, "custom_linear_solve")
 

@@ -102,3 +102,21 @@ def test_custom_linear_solve_symmetric_and_without_transpose_solve():
     np.testing.assert_allclose(g(b), np.linalg.solve(np.asarray(s), np.asarray(b)).sum(), rtol=1e-6)
     # without transpose_solve (JAX raises here) reverse mode goes through the differentiable solve
     np.testing.assert_allclose(jax.grad(g)(b), np.linalg.solve(np.asarray(s).T, np.ones(2)), rtol=1e-5)
+
+
+def test_custom_linear_solve_with_aux():
+    a, b = jnp.asarray(A), jnp.asarray(B)
+
+    def solve(mv, r):
+        x = jnp.linalg.solve(jax.jacfwd(mv)(r), r)
+        return x, jnp.sum(x)
+
+    def f(a, b):
+        x, aux = lax.custom_linear_solve(lambda v: a @ v, b, solve, transpose_solve=solve, has_aux=True)
+        return jnp.sum(x ** 2) + 0.0 * aux, aux
+
+    (val, aux), g = jax.value_and_grad(f, has_aux=True)(a, b)
+    x = np.linalg.solve(A, B)
+    np.testing.assert_allclose(aux, x.sum(), rtol=1e-5)
+    np.testing.assert_allclose(val, (x ** 2).sum(), rtol=1e-5)
+    np.testing.assert_allclose(g, jax.grad(lambda a: jnp.sum(jnp.linalg.solve(a, b) ** 2))(a), rtol=1e-4)
