@@ -57,15 +57,6 @@ def closure_convert(fun, *example_args):
     return converted, consts
 
 
-def _positional(fun, args, kwargs):
-    """Keyword arguments bound to positions through `fun`'s signature (as custom_vjp does)."""
-    if not kwargs:
-        return tuple(args)
-    bound = inspect.signature(fun).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return tuple(bound.args) + tuple(bound.kwargs.values())
-
-
 def custom_gradient(fun):
     """`fun(*args) -> (out, vjp)` with `vjp(cotangent of out) -> cotangents of args` (a tuple,
     or one value when `fun` has one argument) becomes a function computing `out` whose reverse-mode
@@ -73,7 +64,7 @@ def custom_gradient(fun):
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        args = _positional(fun, args, kwargs)
+        n_args = len(args) + len(kwargs)
         target = convert(fun)  # Python control flow on traced values, as in jit
         box = {}
 
@@ -93,14 +84,18 @@ def custom_gradient(fun):
             rule = box["rule"]
             outs, _ = replay.evaluate(rule.program, tree_util.tree_leaves(ct) + list(residuals))
             cts = tree_util.tree_unflatten(rule.out_tree, outs)
-            if tree_util.treedef_is_leaf(rule.out_tree) or len(args) == 1 and not isinstance(cts, tuple):
+            if tree_util.treedef_is_leaf(rule.out_tree) or n_args == 1 and not isinstance(cts, tuple):
                 cts = (cts,)
             return tuple(cts)
 
         primal.__name__ = getattr(fun, "__name__", "custom_gradient")
+        try:  # custom_vjp binds keyword arguments to positions through this signature
+            primal.__signature__ = inspect.signature(fun)
+        except (TypeError, ValueError):
+            pass
         with_rule = custom_vjp(primal)
         with_rule.defvjp(fwd, bwd)
-        return with_rule(*args)
+        return with_rule(*args, **kwargs)
 
     return wrapped
 

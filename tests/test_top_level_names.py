@@ -259,3 +259,12 @@ def test_numpy_rank_promotion_raise_and_warn_are_honoured():
         with pytest.warns(UserWarning, match="rank promotion"):
             jnp.ones((2, 3)) - jnp.ones(3)
     assert (jnp.ones((2, 3)) + jnp.ones(3)).shape == (2, 3)
+
+
+def test_custom_gradient_binds_keyword_arguments_through_the_signature():
+    @jax.custom_gradient
+    def f(x, scale=2.0):
+        return x * scale, lambda g: (g * 100.0, g * 0.0)
+
+    assert float(f(3.0, scale=4.0)) == 12.0
+    assert float(jax.grad(lambda x: f(x, scale=4.0))(3.0)) == 100.0
