@@ -6,8 +6,10 @@ Threat model. Numba's cache files are pickles and our native libraries are machi
 loading a file someone else wrote runs their code as the user, and loading a damaged one
 crashes or computes wrong values (a flipped bit in machine code). So:
 - the cache directory is used only through a descriptor opened with O_NOFOLLOW and checked
-  with fstat (ours, writable by nobody else); every file operation is relative to that
-  descriptor (`dir_fd`), so swapping a directory on the path after the check changes nothing;
+  with fstat (ours, writable by nobody else), reached from `/` through descriptors of its
+  parents, each checked as OpenSSH's StrictModes checks them (root's or ours, writable by
+  nobody else unless sticky like /tmp); every file operation is relative to that descriptor
+  (`dir_fd`), so swapping a directory on the path after the check changes nothing;
   a directory we create is 0700 and a file 0600 whatever the umask;
 - every file whose bytes we later trust carries, or is listed with, an HMAC-SHA256 tag made
   with a 32-byte key kept 0600 in the directory (`.omnistage-key`): a tag binds the bytes to
@@ -253,13 +255,31 @@ def _euid():
     return os.geteuid() if hasattr(os, "geteuid") else 0
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
 def _open_checked(path):
-    """A descriptor of directory `path`, which must not be a symbolic link, be ours and be
-    writable by nobody else; raises CacheUnusable or OSError."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    """A descriptor of directory `path` (absolute), which must not be a symbolic link, be ours
+    and be writable by nobody else, reached from `/` one directory at a time through checked
+    descriptors (every parent safe: `_unsafe_parent`); raises CacheUnusable or OSError."""
+    if not hasattr(os, "geteuid"):
+        return os.open(path, _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(os.sep, _DIR_FLAGS)
     try:
+        where = os.sep
+        for name in [p for p in path.split(os.sep) if p]:
+            reason = _unsafe_parent(os.fstat(fd))
+            if reason:
+                # whoever may rename entries of a parent can swap the cache for their own
+                raise CacheUnusable(
+                    f"its parent directory {where} is {reason}; every directory above the cache "
+                    f"must be owned by you or root and writable by no one else (or sticky, as /tmp)"
+                )
+            inner = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd, where = inner, os.path.join(where, name)
         st = os.fstat(fd)
-        if hasattr(os, "geteuid") and (st.st_uid != os.geteuid() or st.st_mode & 0o022):
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
             # Numba unpickles its cache files: a directory others can write to runs their code.
             raise CacheUnusable(
                 f"it is owned by uid {st.st_uid} with mode {st.st_mode & 0o777:o}; it must be yours "
@@ -269,6 +289,18 @@ def _open_checked(path):
         os.close(fd)
         raise
     return fd
+
+
+def _unsafe_parent(st):
+    """Why a parent directory with fstat `st` lets someone else replace what it holds (None
+    when it does not): as OpenSSH's StrictModes, it must be owned by root or us and not
+    group- or world-writable, except a sticky directory such as /tmp (where others cannot
+    rename or delete our entries)."""
+    if st.st_uid not in (0, os.geteuid()):
+        return f"owned by uid {st.st_uid}"
+    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        return f"writable by {'others' if st.st_mode & 0o002 else 'its group'} (mode {st.st_mode & 0o7777:o})"
+    return None
 
 
 def _create(path):

@@ -365,6 +365,41 @@ def test_a_cache_directory_others_control_is_not_used(tmp_path, damage):
     assert [n for n in os.listdir(cache) if not n.startswith("__")] == []
 
 
+@pytest.mark.parametrize("unsafe", ["world-writable parent", "group-writable grandparent", "parent of another user"])
+def test_a_cache_below_a_directory_others_control_is_not_used(tmp_path, monkeypatch, unsafe):
+    # As OpenSSH's StrictModes: whoever may rename entries of a parent can swap the cache.
+    top = tmp_path / "top"
+    cache = top / "mid" / "cache"
+    cache.mkdir(parents=True, mode=0o700)
+    bad = {"world-writable parent": top / "mid", "group-writable grandparent": top,
+           "parent of another user": top / "mid"}[unsafe]
+    if unsafe == "parent of another user":
+        if os.geteuid() != 0:
+            pytest.skip("changing a directory's owner needs root")
+        os.chown(bad, 65534, 65534)
+    else:
+        os.chmod(bad, 0o777 if unsafe.startswith("world") else 0o770)
+    monkeypatch.setenv("OMNISTAGE_CACHE_DIR", str(cache))
+    x = np.arange(5, dtype=np.float32)
+    c = 9041.5 + len(unsafe)  # a program of its own: a module already loaded is not stored again
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = omnistage.jit(lambda v: v * c - 3.0)(x)
+    np.testing.assert_array_equal(np.asarray(y), x * np.float32(c) - np.float32(3.0))
+    ours = [str(w.message) for w in caught if "omnistage" in str(w.message)]
+    assert len(ours) == 1 and f"parent directory {bad} " in ours[0] and "in memory" in ours[0], ours
+    assert os.listdir(cache) == []  # nothing written below the unsafe directory
+
+
+def test_a_sticky_world_writable_parent_like_tmp_is_fine(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    pdir = cache_integrity.private_dir(str(shared / "cache"))
+    pdir.write("probe", b"data")
+    assert (shared / "cache" / "probe").read_bytes() == b"data"
+
+
 def test_a_directory_swapped_after_the_check_is_not_used(tmp_path):
     path = tmp_path / "cache"
     pdir = cache_integrity.private_dir(str(path))
