@@ -99,3 +99,21 @@ def test_results_of_the_wrong_shape_raise_and_dtypes_are_converted():
         jax.pure_callback(host_sin, jax.ShapeDtypeStruct((), np.float32), 1.0, vmap_method="loop")
     with pytest.raises(TypeError, match="result_shape_dtypes"):
         jax.pure_callback(host_sin, 3, 1.0)
+
+
+def test_compiled_loop_calls_back_every_iteration_and_errors_propagate():
+    from omnistage import lax
+
+    def step(c, x):
+        y = jax.pure_callback(lambda a, b: np.float32(a * 2 + b), jax.ShapeDtypeStruct((), np.float32), c, x)
+        return y, y
+
+    last, ys = jax.jit(lambda xs: lax.scan(step, jnp.float32(0.0), xs))(jnp.arange(4.0))
+    np.testing.assert_array_equal(ys, [0.0, 1.0, 4.0, 11.0])
+    assert float(last) == 11.0
+
+    def bad(x):
+        return jax.pure_callback(lambda a: 1 / 0, jax.ShapeDtypeStruct((), np.float32), x)
+
+    with pytest.raises(ZeroDivisionError):
+        jax.jit(bad)(1.0)
