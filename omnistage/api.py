@@ -235,6 +235,8 @@ class Compiled:
 
         with compile_log.compiling(program, config.read("jax_log_compiles")) as built:
             program = cleanup(program)
+            if config.read("jax_enable_checks"):  # omnistage.enable_checks: type-check what is compiled
+                program.check()
             self.executable = _make_executable(program, backend)
             built(self.executable)
         self.program = program

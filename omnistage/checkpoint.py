@@ -7,7 +7,7 @@ into one function, where the code generator already decides what to keep (fusion
 cheap elementwise values, and loops keep what their adjoints read); so `checkpoint(f)`
 computes and differentiates exactly as `f` does. Its arguments are checked as JAX checks
 them: `static_argnums` positions must be given and must not be traced values, `policy` must
-be None or a policy (any callable, e.g. from `checkpoint_policies`), `prevent_cse` a bool.
+be None or a policy (any callable, e.g. from `checkpoint_policies`); `prevent_cse` is accepted.
 `grad`, `jvp`, `vmap` and `jit` of a checkpointed function all work.
 """
 import functools
@@ -23,8 +23,6 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         raise TypeError(f"checkpoint: the function to checkpoint must be callable, got {type(fun).__name__}")
     if policy is not None and not callable(policy):
         raise TypeError(f"checkpoint: policy must be None or a function from jax.checkpoint_policies, got {policy!r}")
-    if not isinstance(prevent_cse, bool):
-        raise TypeError(f"checkpoint: prevent_cse must be a bool, got {prevent_cse!r}")
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     if not all(isinstance(i, int) for i in nums):
         raise TypeError(f"checkpoint: static_argnums must be an int or a tuple of ints, got {static_argnums!r}")
@@ -43,7 +41,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
                     f"got a traced value (of shape {args[j].shape}); static arguments must be Python values")
         return convert(fun)(*args, **kwargs)
 
-    remat_fun.policy, remat_fun.prevent_cse, remat_fun.static_argnums = policy, prevent_cse, nums
+    remat_fun.policy, remat_fun.prevent_cse, remat_fun.static_argnums = policy, bool(prevent_cse), nums
     return remat_fun
 
 

@@ -11,7 +11,8 @@ reads it. What each flag does here:
 | debug_nans, debug_infs | every eager op checks its outputs and raises `FloatingPointError` naming the op and the user's line; a `jit` call whose outputs hold a NaN/inf is re-run op by op to find the op, as JAX does |
 | log_compiles | logs every compile on stderr (codegen/compile_log.py) |
 | default_device | accepted; arrays are created on the CPU, `device_put` moves them |
-| enable_checks, check_tracer_leaks, checking_leaks | accepted: programs are always type-checked, and an escaped tracer always raises `UnexpectedTracerError` |
+| enable_checks | every program `jit` compiles is type-checked first (`Program.check`: each statement's aval re-inferred) |
+| check_tracer_leaks, checking_leaks | accepted: an escaped tracer always raises `UnexpectedTracerError` |
 | numpy_rank_promotion | 'allow' (default), 'warn' or 'raise' when jnp broadcasts operands of different ranks, as JAX |
 | numpy_dtype_promotion | accepted and readable; promotion is always JAX's standard lattice |
 | default_matmul_precision | accepted: contractions run in the operands' precision on the CPU |

@@ -268,3 +268,17 @@ def test_custom_gradient_binds_keyword_arguments_through_the_signature():
 
     assert float(f(3.0, scale=4.0)) == 12.0
     assert float(jax.grad(lambda x: f(x, scale=4.0))(3.0)) == 100.0
+
+
+def test_enable_checks_type_checks_what_jit_compiles(monkeypatch):
+    from omnistage.staging.program import Program
+
+    checked = []
+    original = Program.check
+    monkeypatch.setattr(Program, "check", lambda self: checked.append(self.name) or original(self))
+    f = interp_jit(lambda x: jnp.sin(x) * 2.0)
+    f(1.0)
+    assert checked == []
+    with jax.enable_checks(True):
+        np.testing.assert_allclose(f(1.0), 2 * np.sin(1.0), rtol=1e-6)
+    assert len(checked) == 1
