@@ -16,7 +16,8 @@ reads it. What each flag does here:
 | numpy_rank_promotion | 'allow' (default), 'warn' or 'raise' when jnp broadcasts operands of different ranks, as JAX |
 | numpy_dtype_promotion | accepted and readable; promotion is always JAX's standard lattice |
 | default_matmul_precision | accepted: contractions run in the operands' precision on the CPU |
-| debug_key_reuse, explain_cache_misses, no_tracing, no_execution | accepted, no effect |
+| no_tracing | a `jit` call that would trace (a cache miss) raises RuntimeError, as JAX's |
+| debug_key_reuse, explain_cache_misses, no_execution | accepted, no effect |
 
 Imports core only.
 """

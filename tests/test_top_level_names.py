@@ -282,3 +282,12 @@ def test_enable_checks_type_checks_what_jit_compiles(monkeypatch):
     with jax.enable_checks(True):
         np.testing.assert_allclose(f(1.0), 2 * np.sin(1.0), rtol=1e-6)
     assert len(checked) == 1
+
+
+def test_no_tracing_raises_on_a_jit_cache_miss_only():
+    f = interp_jit(lambda x: x * 2.0)
+    f(1.0)
+    with jax.no_tracing(True):
+        assert float(f(3.0)) == 6.0  # cached: no tracing
+        with pytest.raises(RuntimeError, match="re-tracing function.*no_tracing"):
+            f(jnp.ones(3))

@@ -97,7 +97,7 @@ class Config:
         """This thread's overrides as a hashable tuple (a cache-key part); () if none."""
         if not self.overrides_open:
             return ()
-        return tuple(sorted(getattr(self._local, "values", {}).items()))
+        return tuple(sorted((k, v) for k, v in getattr(self._local, "values", {}).items() if k not in NOT_IN_KEY))
 
     @contextlib.contextmanager
     def override(self, name, value):
@@ -135,6 +135,13 @@ class Config:
     def x64_enabled(self):
         return bool(self.read("jax_enable_x64") if self.overrides_open else self._values["jax_enable_x64"])
 
+
+# Flags that do not change what a function traces to: a `with` block setting one reuses the
+# programs jit compiled outside it (no_tracing would be useless otherwise).
+NOT_IN_KEY = frozenset({
+    "jax_debug_nans", "jax_debug_infs", "jax_log_compiles", "jax_check_tracer_leaks",
+    "jax_debug_key_reuse", "jax_explain_cache_misses", "jax_no_tracing", "jax_no_execution",
+})
 
 # The flags whose truth makes ops check their outputs for NaN/inf (see Config.checks_on).
 CHECK_FLAGS = ("jax_debug_nans", "jax_debug_infs")
