@@ -514,6 +514,10 @@ class JitFunction:
         if config.read("jax_no_tracing"):  # omnistage.no_tracing: a test that no call retraces
             raise RuntimeError(f"re-tracing function {getattr(self._fun, '__qualname__', self._fun)} for `{transform}`, "
                                f"but 'no_tracing' is set (argument avals: {', '.join(a.str_short() for a in avals)})")
+        if config.read("jax_explain_cache_misses"):
+            from .cache_misses import explain
+
+            explain(self._fun, self._key(static, in_tree, avals), list(self._cache))
         arg_labels = _arg_names(self._fun, len(dyn_args) + len(static), [])
         static_pos = {k for k, _ in static if isinstance(k, int)}
         dyn_labels = [l for i, l in enumerate(arg_labels) if i not in static_pos][: len(dyn_args)]

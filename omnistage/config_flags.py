@@ -17,7 +17,8 @@ reads it. What each flag does here:
 | numpy_dtype_promotion | accepted and readable; promotion is always JAX's standard lattice |
 | default_matmul_precision | accepted: contractions run in the operands' precision on the CPU |
 | no_tracing | a `jit` call that would trace (a cache miss) raises RuntimeError, as JAX's |
-| debug_key_reuse, explain_cache_misses, no_execution | accepted, no effect |
+| explain_cache_misses | a `jit` call that traces again logs why: the part of the cache key that changed (cache_misses.py) |
+| debug_key_reuse, no_execution | accepted, no effect |
 
 Imports core only.
 """

@@ -291,3 +291,15 @@ def test_no_tracing_raises_on_a_jit_cache_miss_only():
         assert float(f(3.0)) == 6.0  # cached: no tracing
         with pytest.raises(RuntimeError, match="re-tracing function.*no_tracing"):
             f(jnp.ones(3))
+
+
+def test_explain_cache_misses_logs_what_changed(caplog):
+    f = interp_jit(lambda x, n: x * n, static_argnums=1)
+    with jax.explain_cache_misses(True), caplog.at_level("WARNING", logger="omnistage"):
+        f(jnp.ones(2), 3)
+        f(jnp.ones(3), 3)
+        f(jnp.ones(3), 4)
+    text = caplog.text
+    assert "never traced before" in text
+    assert "argument 0: f32[2] -> f32[3]" in text.replace("float32", "f32")
+    assert "static arguments changed" in text and HERE in text
