@@ -264,7 +264,7 @@ def popcount(typingctx, x):
 
 
 def _make_fma(np_float):
-    """fma(a, b, c) exactly as `omnistage.random._fma` computes it: one rounding (llvm.fma)
+    """fma(a, b, c) exactly as `omnistage.lax.fused_multiply_add.fma` computes it: one rounding (llvm.fma)
     where the product neither overflows nor falls near the subnormals, else `a * b + c`."""
     finfo = np.finfo(np_float)
     tiny = np_float(float(finfo.tiny) * 2.0 ** (finfo.nmant + 2))

@@ -10,6 +10,7 @@ from . import (
 from . import composites  # noqa: E402 - JAX's lax ops built from the primitives above
 from . import xla_indexing  # noqa: E402 - XLA's gather/scatter signatures, scatter_apply
 from . import conveniences  # noqa: E402 - last: it exports every registered primitive as <name>_p
+from . import special  # noqa: E402 - compositions over the modules above (and conveniences' full_like)
 
 
 from .elementwise import *  # noqa: F401,F403
@@ -30,13 +31,14 @@ from .fourier import *  # noqa: F401,F403
 from .conveniences import *  # noqa: F401,F403
 from .composites import *  # noqa: F401,F403
 from .xla_indexing import *  # noqa: F401,F403
+from .special import *  # noqa: F401,F403
 
 __all__ = [
     name
     for mod in (
         elementwise, shapes, reductions, contractions, indexing, cumulative, sorting, linalg, convolution,
         control_flow, parallel, _stop_gradient_module, windowed, transposed_convolution, fourier, conveniences,
-        composites, xla_indexing,
+        special, composites, xla_indexing,
     )
     for name in mod.__all__
 ]

@@ -1,4 +1,4 @@
-"""`erf_inv` and `erf` as compositions of lax operations, following XLA's algorithms.
+"""`erf_inv`, `erf` and `erfc` as compositions of lax operations, following XLA's algorithms.
 
 `normal` is `sqrt(2) * erf_inv(u)` and `truncated_normal` also needs `erf`. To draw the
 same numbers as JAX's CPU backend, these replay XLA's own expansions: Giles' single- and
@@ -8,13 +8,14 @@ and the float32 `erf` kernel of XLA's CPU intrinsics, with the Horner steps writ
 are bit-identical to JAX. float64 `erf` is the Cephes rational function, while XLA calls
 glibc's (fdlibm's) `erf`, so float64 `truncated_normal` may differ in the last bits.
 JAX's GPU backend uses other expansions (CUDA's libdevice), so JAX's own CPU and GPU
-numbers differ; omnistage follows the CPU. Imports core and lax only.
+numbers differ; omnistage follows the CPU. These are the values; `lax.special` adds JAX's
+derivative rules. Imports core and lax only.
 """
 import numpy as np
 
 from .. import lax
-from . import _xla_math
-from ._fma import fma
+from . import xla_math as _xla_math
+from .fused_multiply_add import fma
 
 # Giles, "Approximating the erfinv function" (single precision), highest degree first.
 _ERF_INV_F32 = {
@@ -197,3 +198,14 @@ def erf(x):
         return lax.convert_element_type(_erf_f32(lax.convert_element_type(x, np.float32)), dtype)
     small = lax.lt(lax.abs(x), _const(1, dtype))
     return lax.select(small, _erf_small(x, dtype), lax.sub(_const(1, dtype), _erfc_large(x, dtype)))
+
+
+def erfc(x):
+    """1 - erf(x), accurate where erf(x) is close to 1: 1 - erf below |x| = 1, Cephes' rational
+    forms of exp(-x**2) P/Q above (float16/bfloat16 through float32)."""
+    dtype = np.dtype(x.dtype)
+    if dtype not in (np.float32, np.float64):
+        return lax.convert_element_type(erfc(lax.convert_element_type(x, np.float32)), dtype)
+    small = lax.lt(lax.abs(x), _const(1, dtype))
+    safe = lax.select(small, _full(x, 1, dtype), x)  # the large-|x| form is not used (or valid) below 1
+    return lax.select(small, lax.sub(_const(1, dtype), erf(x)), _erfc_large(safe, dtype))

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..core.aval import ShapedArray
 from ..core.primitive import Primitive
-from ..lax import _rules as R
-from ..lax._rules import operands
+from . import _rules as R
+from ._rules import operands
 
 # Veltkamp splitting constants 2**ceil(p/2) + 1 (p = significand bits).
 _SPLITTER = {np.dtype(np.float32): np.float32(4097.0), np.dtype(np.float64): np.float64(134217729.0)}

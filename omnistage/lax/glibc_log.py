@@ -21,7 +21,7 @@ Imports core and lax only.
 import numpy as np
 
 from .. import lax
-from ._fma import fma
+from .fused_multiply_add import fma
 
 # (invc, logc) for the 128 subintervals, as IEEE bit patterns (glibc's __log_data.tab).
 _TABLE_BITS = (

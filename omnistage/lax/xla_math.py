@@ -17,8 +17,8 @@ Imports core and lax only.
 import numpy as np
 
 from .. import lax
-from . import _glibc_log
-from ._fma import fma
+from . import glibc_log as _glibc_log
+from .fused_multiply_add import fma
 
 
 def _f32(bits):

@@ -86,7 +86,7 @@ def gelu(x, approximate=True):
     if approximate:
         c = np.sqrt(2 / np.pi).astype(np.float32) if jnp.result_type(x) == np.float32 else np.sqrt(2 / np.pi)
         return 0.5 * x * (1 + jnp.tanh(c * (x + 0.044715 * x**3)))
-    from ..random._special import erf  # XLA's erf as lax ops (what random.truncated_normal uses)
+    from ..lax.error_function import erf  # XLA's erf as lax ops (what random.truncated_normal uses)
 
     x = jnp.asarray(x)
     return 0.5 * x * (1 + erf(x * np.asarray(1 / np.sqrt(2), x.dtype)))

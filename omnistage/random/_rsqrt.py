@@ -18,7 +18,7 @@ lax only.
 import numpy as np
 
 from .. import lax
-from ._fma import fma
+from ..lax.fused_multiply_add import fma
 
 _DELTAS = (
     "111111101111111211111110111111121111111011111111111111101111111211111110111111121111111011111111"

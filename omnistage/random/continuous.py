@@ -11,7 +11,8 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from ..core import dtypes
-from . import _xla_math, prng
+from ..lax import xla_math as _xla_math
+from . import prng
 from .distributions import _check_shape, _float_dtype, _np_shape, _uniform, bernoulli, normal
 from .gamma import gamma
 

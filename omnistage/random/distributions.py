@@ -19,9 +19,9 @@ from ..core import dtypes
 from ..core.tracer import Tracer
 from ..lax._rules import canonical_axes, to_operand
 from . import prng
-from ._fma import fma
-from . import _xla_math
-from ._special import erf, erf_inv
+from ..lax.fused_multiply_add import fma
+from ..lax import xla_math as _xla_math
+from ..lax.error_function import erf, erf_inv
 
 # float dtype name -> (total bits, explicit mantissa bits)
 _FLOAT_BITS = {"float16": (16, 10), "bfloat16": (16, 7), "float32": (32, 23), "float64": (64, 52)}

@@ -23,8 +23,9 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
-from . import _batched, _xla_math, prng
-from ._fma import fma
+from ..lax import xla_math as _xla_math
+from . import _batched, prng
+from ..lax.fused_multiply_add import fma
 from ._rsqrt import rsqrt_f32
 from .distributions import _FLOAT_BITS, _check_shape, _float_dtype, _np_shape, normal_from_bits, uniform_from_bits
 

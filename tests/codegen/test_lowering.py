@@ -179,7 +179,7 @@ def test_complex_keeps_infinite_and_nan_parts():
 
 
 def test_fma_rounds_once():
-    from omnistage.random._fma import fma
+    from omnistage.lax.fused_multiply_add import fma
 
     a = (1 + RNG.random(64)).astype(np.float32)
     b = (1 + RNG.random(64)).astype(np.float32)
@@ -189,7 +189,7 @@ def test_fma_rounds_once():
 
 
 def test_fma_float64_and_specials(x64):
-    from omnistage.random._fma import fma
+    from omnistage.lax.fused_multiply_add import fma
 
     a, b, c = floats((3, 5), "float64"), floats((3, 5), "float64"), floats((3, 5), "float64")
     check(fma, a, b, c)

@@ -49,7 +49,10 @@ DELIBERATE = {
     "over other primitives here, with their derivatives and batching from the parts): no primitive object to export": {
         "jax.lax": "clamp_p clz_p copy_p eq_to_p le_to_p lt_to_p linear_solve_p mulhi_p optimization_barrier_p reduce_p "
                    "reduce_precision_p reduce_window_p reduce_window_sum_p scatter_sub_p select_and_scatter_p split_p square_p "
-                   "stack_p tile_p top_k_p unstack_p".split(),
+                   "stack_p tile_p top_k_p unstack_p".split()
+                   # the special functions (lax/special.py): compositions with JAX's derivative rules
+                   + "bessel_i0e_p bessel_i1e_p digamma_p erf_inv_p erf_p erfc_p igamma_grad_a_p igamma_p igammac_p "
+                     "lgamma_p polygamma_p regularized_incomplete_beta_p zeta_p".split(),
     },
     "sub-byte and 8-bit float types: Numba cannot compute on them (ml_dtypes storage only)": {
         "jax.numpy": "float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz float8_e4m3fn "
@@ -59,12 +62,7 @@ DELIBERATE = {
 
 # Not done yet (issue 21): each is a gap to close, not a decision.
 NOT_YET = {
-    "jax.lax": "bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc digamma digamma_p erf erf_inv erf_inv_p "
-               "erf_p erfc erfc_p igamma igamma_grad_a igamma_grad_a_p igamma_p igammac igammac_p lgamma lgamma_p "
-               "polygamma polygamma_p random_gamma_grad regularized_incomplete_beta_p zeta zeta_p".split(),
-    "jax.scipy.special": "bernoulli bessel_jn betainc boxcox boxcox1p comb dawsn erfcx exp1 expi expn factorial fresnel "
-                         "gammainc gammaincc gammasgn hyp1f1 hyp2f1 kl_div loggamma multigammaln owens_t poch rel_entr sici "
-                         "spence sph_harm_y wofz zeta".split(),
+    "jax.scipy.special": "bessel_jn exp1 expi expn fresnel hyp1f1 hyp2f1 owens_t sici spence sph_harm_y wofz".split(),
 }
 
 

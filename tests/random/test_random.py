@@ -11,10 +11,10 @@ from hypothesis import given, settings, strategies as st
 import omnistage
 import omnistage.numpy as jnp
 import omnistage.random as jr
-from omnistage.random import _glibc_log, _xla_math
-from omnistage.random._fma import fma
+from omnistage.lax import glibc_log as _glibc_log, xla_math as _xla_math
+from omnistage.lax.fused_multiply_add import fma
 from omnistage.random._rsqrt import rsqrt_f32
-from omnistage.random._special import erf, erf_inv
+from omnistage.lax.error_function import erf, erf_inv
 from tests.helpers import check_staged
 
 KEY = jr.PRNGKey(0)
