@@ -27,7 +27,7 @@ class CudaProgram:
         self._narrow_out = [(i, n) for i, n in enumerate(narrow_out) if n]
         self._out_dtypes = list(narrow_out)  # bfloat16 results are held as their bits
         self.source, self.fn_name, self.kernel_params = emit_module(widened)
-        self.module = disk_cache.load_module(self.source)
+        self.module = disk_cache.load_module(self.source, owner=self)  # freed with its last owner
         self._fn = getattr(self.module, self.fn_name)
         self._consts = [_device_operand(np.asarray(c)) for c in widened.consts.values()]
         self._scalar_out = [a.ndim == 0 for a in program.out_avals]
