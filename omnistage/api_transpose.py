@@ -13,6 +13,8 @@ from .api_grad import vjp
 from .core import dtypes
 from .core import tree_util
 from .core.aval import ShapedArray
+from .core.errors import add_location
+from .core.source_info import describe_here
 from .lax.control_flow import stage_body
 
 
@@ -33,19 +35,20 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     out_specs = [(tuple(a.shape), np.dtype(a.dtype)) for a in staged.out_avals]
     for _, dt in in_specs + out_specs:
         if not dtypes.is_inexact(dt):
-            raise TypeError(
+            raise add_location(TypeError(
                 f"linear_transpose only supports [float or complex] -> [float or complex] functions, "
-                f"but {getattr(fun, '__name__', fun)} has a {dt.name} input or output")
+                f"but {getattr(fun, '__name__', fun)} has a {dt.name} input or output"), describe_here())
 
     def transposed(out_cotangent):
         ct_leaves, ct_tree = tree_util.tree_flatten(out_cotangent)
         if ct_tree != out_tree:
-            raise TypeError(f"cotangent tree does not match function output: got {ct_tree}, expected {out_tree}")
+            raise add_location(TypeError(
+                f"cotangent tree does not match function output: got {ct_tree}, expected {out_tree}"), describe_here())
         for c, (shape, dt) in zip(ct_leaves, out_specs):
             if tuple(np.shape(c)) != shape or _shape_dtype(c)[1] != dt:
-                raise TypeError(
+                raise add_location(TypeError(
                     f"cotangent type does not match function output: got {_shape_dtype(c)[1].name}{list(np.shape(c))}, "
-                    f"expected {dt.name}{list(shape)}")
+                    f"expected {dt.name}{list(shape)}"), describe_here())
         from . import numpy as jnp
 
         zeros = tree_util.tree_unflatten(in_tree, [jnp.zeros(shape, dt) for shape, dt in in_specs])

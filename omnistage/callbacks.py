@@ -22,6 +22,8 @@ import numpy as np
 from .core import host_callbacks
 from .core import tree_util
 from .core.aval import ShapedArray
+from .core.errors import add_location
+from .core.source_info import describe_here
 from .core.primitive import Primitive
 from .core import dtypes
 from .lax._rules import to_operand
@@ -36,9 +38,9 @@ def _result_spec(result_shape_dtypes):
     for leaf in leaves:
         shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)
         if shape is None or dtype is None:
-            raise TypeError(
+            raise add_location(TypeError(
                 f"pure_callback: result_shape_dtypes must be a pytree of objects with .shape and .dtype "
-                f"(jax.ShapeDtypeStruct, arrays), got {leaf!r}")
+                f"(jax.ShapeDtypeStruct, arrays), got {leaf!r}"), describe_here())
         spec.append((tuple(int(d) for d in shape), dtypes.canonicalize_dtype(np.dtype(dtype)).name))
     return tuple(spec), tree
 
@@ -50,9 +52,10 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     if vectorized is not None:
         vmap_method = vmap_method or ("legacy_vectorized" if vectorized else "sequential")
     if vmap_method is not None and vmap_method not in VMAP_METHODS:
-        raise ValueError(f"pure_callback: vmap_method must be one of {VMAP_METHODS} or None, got {vmap_method!r}")
+        raise add_location(ValueError(
+            f"pure_callback: vmap_method must be one of {VMAP_METHODS} or None, got {vmap_method!r}"), describe_here())
     if not callable(callback):
-        raise TypeError(f"pure_callback: callback must be callable, got {callback!r}")
+        raise add_location(TypeError(f"pure_callback: callback must be callable, got {callback!r}"), describe_here())
     spec, out_tree = _result_spec(result_shape_dtypes)
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     operands = [to_operand(x) for x in leaves]

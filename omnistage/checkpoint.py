@@ -13,6 +13,8 @@ be None or a policy (any callable, e.g. from `checkpoint_policies`); `prevent_cs
 import functools
 import types
 
+from .core.errors import add_location
+from .core.source_info import describe_here
 from .core.tracer import Tracer
 from .staging.convert import convert
 
@@ -32,13 +34,14 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         for i in nums:
             j = i % len(args) if -len(args) <= i < len(args) else None
             if j is None:
-                raise ValueError(
+                raise add_location(ValueError(
                     f"checkpoint of {getattr(fun, '__name__', fun)} has static_argnums={nums}, but was called "
-                    f"with only {len(args)} positional arguments")
+                    f"with only {len(args)} positional arguments"), describe_here())
             if isinstance(args[j], Tracer):
-                raise TypeError(
+                raise add_location(TypeError(
                     f"checkpoint of {getattr(fun, '__name__', fun)}: argument {j} is in static_argnums but "
-                    f"got a traced value (of shape {args[j].shape}); static arguments must be Python values")
+                    f"got a traced value (of shape {args[j].shape}); static arguments must be Python values"),
+                    describe_here())
         return convert(fun)(*args, **kwargs)
 
     remat_fun.policy, remat_fun.prevent_cse, remat_fun.static_argnums = policy, bool(prevent_cse), nums

@@ -15,6 +15,8 @@ from .autodiff.custom import custom_vjp
 from .core import tree_util
 from .core.array import aval_of
 from .core.aval import ShapedArray
+from .core.errors import add_location
+from .core.source_info import describe_here
 from .core.tracer import Tracer
 from .lax import control_flow as CF
 from .lax._rules import to_operand
@@ -44,10 +46,10 @@ def closure_convert(fun, *example_args):
         args, const_values = args_and_consts[:n_args], args_and_consts[n_args:]
         flat, tree = tree_util.tree_flatten(tuple(args))
         if tree != in_tree:
-            raise TypeError(
+            raise add_location(TypeError(
                 f"The inputs to the closure produced by closure_convert must have the same pytree "
                 f"structure as the example arguments passed when closure_convert was called. "
-                f"Expected {in_tree}, but got {tree}")
+                f"Expected {in_tree}, but got {tree}"), describe_here())
         it_kept, it_const = iter(kept), iter(const_values)
         captured = [next(it_const) if h else next(it_kept) for h in hoisted]
         outs, _ = replay.evaluate(staged.program, [to_operand(x) for x in flat] + captured)
@@ -102,9 +104,9 @@ def custom_gradient(fun):
 
 def _pair(fun, got):
     if not (isinstance(got, (tuple, list)) and len(got) == 2 and callable(got[1])):
-        raise TypeError(
+        raise add_location(TypeError(
             f"custom_gradient: {getattr(fun, '__name__', fun)} must return a pair (output, vjp function), "
-            f"got {type(got).__name__}")
+            f"got {type(got).__name__}"), describe_here())
     return got
 
 

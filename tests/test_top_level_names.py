@@ -56,7 +56,7 @@ def test_checkpoint_rejects_a_bad_policy_and_a_traced_static_argument():
     with pytest.raises(TypeError, match="policy"):
         jax.checkpoint(_net, policy="dots")
     f = jax.checkpoint(lambda x, n: x * n, static_argnums=(1,))
-    with pytest.raises(TypeError, match="static_argnums"):
+    with pytest.raises(TypeError, match=r"(?s)static_argnums.*" + HERE):
         interp_jit(f)(1.0, 2.0)
 
 
@@ -93,7 +93,7 @@ def test_custom_gradient_has_no_forward_mode_and_checks_what_the_function_return
     with pytest.raises(TypeError, match="forward-mode"):
         jax.jvp(_log1pexp, (1.0,), (1.0,))
     bad = jax.custom_gradient(lambda x: x * 2)
-    with pytest.raises(TypeError, match="pair"):
+    with pytest.raises(TypeError, match=r"(?s)pair.*" + HERE):
         jax.grad(bad)(1.0)
 
 
@@ -239,7 +239,7 @@ def test_linear_transpose_over_pytrees_and_its_errors():
     t = jax.linear_transpose(lambda x, y: (0.5 * x - 2.0 * y, x), 1.0, 1.0)
     gx, gy = t((1.0, 2.0))
     assert (float(gx), float(gy)) == (2.5, -2.0)
-    with pytest.raises(TypeError, match="cotangent tree"):
+    with pytest.raises(TypeError, match=r"(?s)cotangent tree.*" + HERE):
         t(1.0)
     with pytest.raises(TypeError, match="cotangent type"):
         jax.linear_transpose(lambda v: 2.0 * v, jnp.ones(3))(jnp.ones(2))
