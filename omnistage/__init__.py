@@ -23,7 +23,7 @@ from .api_pmap import pmap
 from . import distributed  # multi-process mode on MPI (imports mpi4py only when initialized)
 from .codegen.cache_eviction import clear_cache  # beyond JAX: empties the on-disk compile cache
 # JAX's remaining top-level names (issue 21)
-from . import tree, version  # noqa: E402
+from . import flatten_util, tree, version  # noqa: E402
 from .api import clear_caches  # noqa: E402
 from .api_transpose import linear_transpose  # noqa: E402
 from .api_runtime import device_get, ensure_compile_time_eval, named_call, named_scope, typeof  # noqa: E402
@@ -53,7 +53,7 @@ __all__ = [
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
     "process_index", "random", "tree_util", "dtypes", "grad", "hessian", "jacfwd", "jacrev",
     "jvp", "linearize", "value_and_grad", "vjp", "custom_jvp", "custom_vjp", "nn", "vmap", "pmap",
-    "clear_cache", "tree", "version", "clear_caches", "device_get", "ensure_compile_time_eval", "named_call",
+    "clear_cache", "flatten_util", "tree", "version", "clear_caches", "device_get", "ensure_compile_time_eval", "named_call",
     "named_scope", "typeof", "checkpoint", "checkpoint_policies", "remat", "closure_convert", "custom_gradient", "pure_callback",
     "linear_transpose",
     "check_tracer_leaks", "checking_leaks", "debug_infs", "debug_key_reuse", "debug_nans", "default_device",

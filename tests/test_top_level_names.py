@@ -303,3 +303,28 @@ def test_explain_cache_misses_logs_what_changed(caplog):
     assert "never traced before" in text
     assert "argument 0: f32[2] -> f32[3]" in text.replace("float32", "f32")
     assert "static arguments changed" in text and HERE in text
+
+
+# --- flatten_util ---------------------------------------------------------------------------
+
+
+def test_ravel_pytree_round_trips_and_works_under_grad_jit_and_vmap():
+    from omnistage.flatten_util import ravel_pytree
+
+    tree = {"w": jnp.arange(6.0).reshape(2, 3), "b": (jnp.float32(5.0), np.arange(2, dtype=np.int32))}
+    flat, unravel = ravel_pytree(tree)
+    assert flat.shape == (9,) and flat.dtype == np.float32
+    back = unravel(flat)
+    assert back["b"][1].dtype == np.int32 and back["w"].shape == (2, 3)
+    np.testing.assert_array_equal(back["w"], tree["w"])
+    np.testing.assert_array_equal(back["b"][1], [0, 1])
+    params = {"w": jnp.ones((2, 2)), "b": jnp.zeros(2)}
+    flat, unravel = ravel_pytree(params)
+    loss = lambda v: jnp.sum(unravel(v)["w"] ** 2) + jnp.sum(unravel(v)["b"])  # noqa: E731
+    np.testing.assert_array_equal(jax.grad(loss)(flat), [1, 1, 2, 2, 2, 2])  # keys sorted: b, then w
+    np.testing.assert_array_equal(interp_jit(lambda v: ravel_pytree(unravel(v))[0])(flat), flat)
+    np.testing.assert_array_equal(jax.vmap(lambda v: unravel(v)["b"])(jnp.stack([flat, flat + 1])), [[0, 0], [1, 1]])
+    with pytest.raises(ValueError, match=r"(?s)shape \(6,\).*" + HERE):
+        unravel(jnp.ones(5))
+    empty, un = ravel_pytree({})
+    assert empty.shape == (0,) and un(empty) == {}
