@@ -15,7 +15,8 @@ logger = logging.getLogger("omnistage")
 
 def _describe(old, new, field):
     if field == len(_FIELDS) - 1:
-        changed = [f"argument {i}: {o.str_short()} -> {n.str_short()}" for i, (o, n) in enumerate(zip(old, new)) if o != n]
+        changed = [f"argument {i}: {o.str_short()} -> {n.str_short()}"
+                   for i, (o, n) in enumerate(zip(old, new)) if o != n]
         if len(old) != len(new):
             changed.append(f"{len(old)} -> {len(new)} array arguments")
         return "; ".join(changed)

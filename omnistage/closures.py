@@ -36,7 +36,8 @@ def closure_convert(fun, *example_args):
     leaves, in_tree = tree_util.tree_flatten(example_args)
     avals = [aval_of(to_operand(x)) for x in leaves]
     target = convert(fun)
-    staged = CF.stage_body(lambda *xs: target(*tree_util.tree_unflatten(in_tree, list(xs))), tuple(avals), "closure_convert")
+    staged = CF.stage_body(lambda *xs: target(*tree_util.tree_unflatten(in_tree, list(xs))), tuple(avals),
+                           "closure_convert")
     hoisted = [_may_carry_derivative(t) for t in staged.captures]
     kept = [t for t, h in zip(staged.captures, hoisted) if not h]
     consts = [t for t, h in zip(staged.captures, hoisted) if h]

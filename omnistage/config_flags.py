@@ -1,24 +1,25 @@
-"""JAX's configuration context managers (`omnistage.enable_x64`, `omnistage.debug_nans`, ...)
-and the NaN/inf checks that `debug_nans` / `debug_infs` switch on.
+"""JAX's configuration context managers: `omnistage.enable_x64`, `debug_nans`, `log_compiles`, ...
 
 Each name is a `FlagState` over one flag of `core.config`: `with omnistage.debug_nans(True):`
 sets it for the calling thread inside the block (as JAX's do), `omnistage.debug_nans.value`
 reads it. What each flag does here:
 
-| flag | here |
-|---|---|
-| enable_x64 | 64-bit mode, as `config.update("jax_enable_x64", ...)` |
-| debug_nans, debug_infs | every eager op checks its outputs and raises `FloatingPointError` naming the op and the user's line; a `jit` call whose outputs hold a NaN/inf is re-run op by op to find the op, as JAX does |
-| log_compiles | logs every compile on stderr (codegen/compile_log.py) |
-| default_device | accepted; arrays are created on the CPU, `device_put` moves them |
-| enable_checks | every program `jit` compiles is type-checked first (`Program.check`: each statement's aval re-inferred) |
-| check_tracer_leaks, checking_leaks | accepted: an escaped tracer always raises `UnexpectedTracerError` |
-| numpy_rank_promotion | 'allow' (default), 'warn' or 'raise' when jnp broadcasts operands of different ranks, as JAX |
-| numpy_dtype_promotion | accepted and readable; promotion is always JAX's standard lattice |
-| default_matmul_precision | accepted: contractions run in the operands' precision on the CPU |
-| no_tracing | a `jit` call that would trace (a cache miss) raises RuntimeError, as JAX's |
-| explain_cache_misses | a `jit` call that traces again logs why: the part of the cache key that changed (cache_misses.py) |
-| debug_key_reuse, no_execution | accepted, no effect |
+- enable_x64: 64-bit mode, as `config.update("jax_enable_x64", ...)`.
+- debug_nans, debug_infs: every eager op checks its outputs and raises `FloatingPointError`
+  naming the op and the user's line; a `jit` call whose outputs hold a NaN/inf is re-run op by
+  op to find the op, as JAX does (core/float_checks.py).
+- log_compiles: logs every compile on stderr (codegen/compile_log.py).
+- enable_checks: every program `jit` compiles is type-checked first (`Program.check`).
+- numpy_rank_promotion: 'allow' (default), 'warn' or 'raise' when jnp broadcasts operands of
+  different ranks, as JAX.
+- no_tracing: a `jit` call that would trace (a cache miss) raises RuntimeError, as JAX's.
+- explain_cache_misses: a `jit` call that traces again logs why (cache_misses.py).
+- default_device: accepted; arrays are created on the CPU, `device_put` moves them.
+- check_tracer_leaks, checking_leaks: accepted; an escaped tracer always raises
+  `UnexpectedTracerError`.
+- numpy_dtype_promotion: accepted and readable; promotion is always JAX's standard lattice.
+- default_matmul_precision: accepted; contractions run in the operands' precision on the CPU.
+- debug_key_reuse, no_execution: accepted, no effect.
 
 Imports core only.
 """
@@ -38,7 +39,8 @@ class FlagState:
     def __call__(self, new_val=_NO_VALUE):
         value = self._default_new if new_val is _NO_VALUE else new_val
         if value is _NO_VALUE:
-            raise TypeError(f"{self.flag.removeprefix('jax_')}() requires a value, e.g. {self.flag.removeprefix('jax_')}('allow')")
+            short = self.flag.removeprefix("jax_")
+            raise TypeError(f"{short}() requires a value, e.g. {short}('allow')")
         return config.override(self.flag, value)
 
     @property

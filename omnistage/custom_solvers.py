@@ -91,8 +91,8 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
         def solve_x(matvec, rhs):
             return solve(matvec, rhs)[0]
 
-        x = custom_linear_solve(matvec, b, solve_x,
-                                None if transpose_solve is None else (lambda vm, r: transpose_solve(vm, r)[0]), symmetric)
+        transpose_x = None if transpose_solve is None else (lambda vm, r: transpose_solve(vm, r)[0])
+        x = custom_linear_solve(matvec, b, solve_x, transpose_x, symmetric)
         aux = tree_util.tree_map(stop_gradient, solve(matvec, b)[1])
         return x, aux
     mv_conv, consts = closure_convert(matvec, b)

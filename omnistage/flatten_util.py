@@ -40,7 +40,8 @@ def _ravel_list(leaves):
         arr = jnp.asarray(arr)
         if arr.shape != (ends[-1],):
             raise add_location(ValueError(
-                f"The unravel function expected an array of shape {(ends[-1],)}, got shape {arr.shape}."), describe_here())
+                f"The unravel function expected an array of shape {(ends[-1],)}, got shape {arr.shape}."),
+                describe_here())
         if not same and arr.dtype != to_dtype:
             raise add_location(TypeError(
                 f"unravel function given array of dtype {arr.dtype} but expected dtype {to_dtype}"), describe_here())

@@ -284,10 +284,13 @@ def _wrapped(i, n):
 
 
 def _along_last(x, dimension):
+    """(to_last, back): functions moving axis `dimension` of x's rank to the end and back."""
     dim = R.canonical_axes(dimension, x.ndim, "reduction_dimension")[0]
+    if dim == x.ndim - 1:
+        return (lambda v: v), (lambda v: v)
     perm = tuple(i for i in range(x.ndim) if i != dim) + (dim,)
     back = tuple(int(i) for i in np.argsort(perm))
-    return dim, (lambda v: S.transpose(v, perm) if dim != x.ndim - 1 else v), (lambda v: S.transpose(v, back) if dim != x.ndim - 1 else v)
+    return (lambda v: S.transpose(v, perm)), (lambda v: S.transpose(v, back))
 
 
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
@@ -295,7 +298,7 @@ def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95, reducti
     """The `k` largest values along `reduction_dimension` and their indices: exact here (as JAX
     computes it on CPU); `recall_target` and the other tuning arguments are accepted."""
     (x,) = R.operands(operand)
-    _, to_last, back = _along_last(x, reduction_dimension)
+    to_last, back = _along_last(x, reduction_dimension)
     vals, idx = SO.top_k(to_last(x), k)
     return back(vals), back(idx)
 
@@ -305,7 +308,7 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95, reducti
     """The `k` smallest values along `reduction_dimension` and their indices (exact; ties: lower
     index first)."""
     (x,) = R.operands(operand)
-    _, to_last, back = _along_last(x, reduction_dimension)
+    to_last, back = _along_last(x, reduction_dimension)
     xt = to_last(x)
     last = xt.ndim - 1
     n = xt.shape[last]

@@ -89,14 +89,16 @@ def test_custom_linear_solve_matches_a_direct_solve_and_its_derivatives():
                                jax.jvp(lambda m: jnp.linalg.solve(m, b), (a,), (ta,))[1], rtol=1e-4)
     np.testing.assert_allclose(jax.jit(jax.grad(loss), backend="interpreter")(a, b), jax.grad(direct)(a, b), rtol=1e-4)
     bs = jnp.stack([b, 2 * b, -b])
-    np.testing.assert_allclose(jax.vmap(lambda v: solve_with(a, v))(bs), [np.linalg.solve(A, np.asarray(v)) for v in bs],
+    np.testing.assert_allclose(jax.vmap(lambda v: solve_with(a, v))(bs),
+                               [np.linalg.solve(A, np.asarray(v)) for v in bs],
                                rtol=1e-5)
 
 
 def test_custom_linear_solve_symmetric_and_without_transpose_solve():
     s = jnp.array([[3.0, 1.0], [1.0, 2.0]])
     b = jnp.asarray(B)
-    f = lambda b: jnp.sum(lax.custom_linear_solve(lambda x: s @ x, b, lambda mv, r: jnp.linalg.solve(s, r), symmetric=True))
+    direct = lambda mv, r: jnp.linalg.solve(s, r)  # noqa: E731
+    f = lambda b: jnp.sum(lax.custom_linear_solve(lambda x: s @ x, b, direct, symmetric=True))  # noqa: E731
     np.testing.assert_allclose(jax.grad(f)(b), np.linalg.solve(np.asarray(s).T, np.ones(2)), rtol=1e-5)
     g = lambda b: jnp.sum(lax.custom_linear_solve(lambda x: s @ x, b, lambda mv, r: jnp.linalg.solve(s, r)))
     np.testing.assert_allclose(g(b), np.linalg.solve(np.asarray(s), np.asarray(b)).sum(), rtol=1e-6)

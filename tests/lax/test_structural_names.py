@@ -26,7 +26,8 @@ def test_stack_unstack_tile_eager_jit_grad_and_vmap():
     np.testing.assert_allclose(jax.grad(lambda a: jnp.sum(lax.tile(a, (2, 3)) ** 2))(y), 12 * y, rtol=1e-6)
     np.testing.assert_allclose(jax.grad(lambda a: jnp.sum(lax.unstack(a, 0)[1]))(y), [[0, 0, 0], [1, 1, 1]])
     ys = RNG.randn(4, 2, 3).astype(np.float32)
-    np.testing.assert_array_equal(jax.vmap(lambda a: lax.tile(a, (2, 1)))(ys), np.stack([np.tile(v, (2, 1)) for v in ys]))
+    np.testing.assert_array_equal(jax.vmap(lambda a: lax.tile(a, (2, 1)))(ys),
+                                  np.stack([np.tile(v, (2, 1)) for v in ys]))
     with pytest.raises(ValueError, match="one entry per dimension"):
         lax.tile(y, (2,))
 
@@ -134,7 +135,8 @@ def test_conv_general_dilated_patches_and_local_convolution():
 
 
 def _patches_from(a):
-    return jnp.concatenate([a[:, c:c + 1, i:i + 4, j:j + 5] for c in range(3) for i in range(2) for j in range(2)], axis=1)
+    pieces = [a[:, c:c + 1, i:i + 4, j:j + 5] for c in range(3) for i in range(2) for j in range(2)]
+    return jnp.concatenate(pieces, axis=1)
 
 
 def test_dimension_number_types_and_logical_primitive_names():
@@ -142,7 +144,8 @@ def test_dimension_number_types_and_logical_primitive_names():
     assert dn.operand_batching_dims == () and dn._fields[0] == "offset_dims"
     assert lax.ScatterDimensionNumbers((1,), (0,), (0,)).inserted_window_dims == (0,)
     cdn = lax.ConvDimensionNumbers((0, 1, 2, 3), (0, 1, 2, 3), (0, 1, 2, 3))
-    out = lax.conv_general_dilated(np.ones((1, 1, 3, 3), np.float32), np.ones((1, 1, 2, 2), np.float32), (1, 1), "VALID",
+    out = lax.conv_general_dilated(np.ones((1, 1, 3, 3), np.float32), np.ones((1, 1, 2, 2), np.float32), (1, 1),
+                                   "VALID",
                                    dimension_numbers=cdn)
     np.testing.assert_array_equal(out, np.full((1, 1, 2, 2), 4.0))
     assert lax.GatherScatterMode.from_any("clip") is lax.GatherScatterMode.CLIP
@@ -202,7 +205,8 @@ def test_gather_with_dimension_numbers_clamps_or_fills_windows():
 
 
 def test_scatter_family_with_dimension_numbers_drops_or_clips_windows():
-    dn = lax.ScatterDimensionNumbers(update_window_dims=(1, 2), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0, 2))
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(1, 2), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0, 2))
     upd = RNG.randn(4, 3, 4).astype(np.float32)
     want = np.zeros((5, 6, 7), np.float32)
     for (i, k), u in zip(IDX, upd):
@@ -223,7 +227,8 @@ def test_scatter_family_with_dimension_numbers_drops_or_clips_windows():
 
 
 def test_scatter_apply_applies_the_function_once_per_address():
-    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
     got = lax.scatter_apply(np.ones(5, np.float32), np.array([[1], [1], [3]]), lambda v: v * 3, dn, update_shape=(3,))
     np.testing.assert_array_equal(got, [1, 9, 1, 3, 1])
     f = ijit(lambda x: lax.scatter_apply(x, np.array([[0], [4]]), jnp.sin, dn, update_shape=(2,)))
