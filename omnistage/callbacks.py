@@ -15,7 +15,8 @@ than written (unused results are dropped, identical calls merged) or more (under
 a result of another shape raises. As in JAX there is no derivative (use `custom_jvp` /
 `custom_vjp` around it), and vmap needs a `vmap_method`: "sequential" (one call per example),
 "expand_dims" (one call, unbatched arguments get a leading axis of size 1), "broadcast_all"
-(one call, every argument broadcast to the batch) or "legacy_vectorized" (as expand_dims).
+(one call, every argument broadcast to the batch) or "legacy_vectorized" (one call, unbatched
+arguments as they are).
 """
 import numpy as np
 

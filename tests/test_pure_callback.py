@@ -62,6 +62,7 @@ def test_same_callback_gives_the_same_program_on_retrace():
     ("sequential", [(2,), (2,)] * 3),
     ("expand_dims", [(3, 2), (1, 2)]),
     ("broadcast_all", [(3, 2), (3, 2)]),
+    ("legacy_vectorized", [(3, 2), (2,)]),
 ])
 def test_vmap_methods_call_the_function_as_jax_does(method, seen):
     shapes = []

@@ -2,8 +2,8 @@
 
 - "sequential" / "sequential_unrolled": a derived host callback (`core.host_callbacks`) calls
   the function once per example, batched operands carrying the examples on axis 0;
-- "expand_dims" / "legacy_vectorized": one call, batched operands with the batch on axis 0 and
-  unbatched ones given a leading axis of size 1;
+- "expand_dims": one call, batched operands with the batch on axis 0 and unbatched ones given a
+  leading axis of size 1 ("legacy_vectorized": unbatched ones as they are);
 - "broadcast_all": one call, every operand broadcast to the batch on axis 0;
 - None: an error, as in JAX (the function's behaviour on a batch is unknown).
 Results carry the batch on axis 0.
@@ -37,8 +37,10 @@ def _pure_callback(args, dims, *, callback, result_avals, vmap_method):
             callback, f"sequential{size}{mask}", lambda fn: host_callbacks.sequential(fn, batched, size))
     elif vmap_method == "broadcast_all":
         xs = [batch_at(x, d, size) for x, d in zip(args, dims)]
-    else:  # expand_dims, legacy_vectorized
+    elif vmap_method == "expand_dims":
         xs = [_with_unit_axis(x) if d is None else move_axis(x, d, 0) for x, d in zip(args, dims)]
+    else:  # legacy_vectorized: unbatched operands as they are
+        xs = [x if d is None else move_axis(x, d, 0) for x, d in zip(args, dims)]
     avals = tuple(((size,) + tuple(shape), dtype) for shape, dtype in result_avals)
     outs = bind("pure_callback", *xs, callback=callback, result_avals=avals, vmap_method=vmap_method)
     return list(outs), [0] * len(outs)
