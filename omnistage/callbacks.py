@@ -46,12 +46,10 @@ def _result_spec(result_shape_dtypes):
     return tuple(spec), tree
 
 
-def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None, vectorized=None, **kwargs):
+def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None, **kwargs):
     """`callback(*args, **kwargs)` run on the host with NumPy arrays, returning arrays of the
     shapes and dtypes in `result_shape_dtypes` (a pytree of ShapeDtypeStructs); callable inside
     jit, vmap (see `vmap_method`) and on concrete values. `sharding` is accepted."""
-    if vectorized is not None:
-        vmap_method = vmap_method or ("legacy_vectorized" if vectorized else "sequential")
     if vmap_method is not None and vmap_method not in VMAP_METHODS:
         raise add_location(ValueError(
             f"pure_callback: vmap_method must be one of {VMAP_METHODS} or None, got {vmap_method!r}"), describe_here())
