@@ -13,7 +13,16 @@ import pytest
 
 from omnistage.codegen import aot, disk_cache
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from .frozen_package import freeze
+
+_CHILD_PATH = []  # the frozen copy children import and run in (frozen_package)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def frozen_package(tmp_path_factory):
+    _CHILD_PATH[:] = [freeze(tmp_path_factory)]
+    yield _CHILD_PATH[0]
+    _CHILD_PATH.clear()
 
 # Programs run by every child: supported ones first (the warm child checks sys.modules after
 # them), then one that keeps the Numba path (BLAS).
@@ -74,9 +83,9 @@ print(json.dumps(out))
 def child(cache, results, **env):
     full = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_"))}
     full.update(OMNISTAGE_CACHE_DIR=str(cache), **env)
-    full["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [full.get("PYTHONPATH")] if p])
+    full["PYTHONPATH"] = os.pathsep.join(_CHILD_PATH + [p for p in [full.get("PYTHONPATH")] if p])
     proc = subprocess.run([sys.executable, "-W", "always", "-c", CHILD, str(results)],
-                          env=full, capture_output=True, text=True, timeout=300)
+                          env=full, capture_output=True, text=True, timeout=300, cwd=_CHILD_PATH[0])
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
@@ -147,8 +156,9 @@ def test_a_parallel_program_moves_from_its_serial_library_to_numba_after_enough_
     cache, _, _ = filled
     assert [r for r in records(cache).values() if r.get("parallel")]  # the builder marked it
     full = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_"))}
-    full.update(OMNISTAGE_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join([ROOT, full.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-c", TIER_UP], env=full, capture_output=True, text=True, timeout=300)
+    full.update(OMNISTAGE_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join(_CHILD_PATH + [full.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", TIER_UP], env=full, capture_output=True, text=True, timeout=300,
+                          cwd=_CHILD_PATH[0])
     assert proc.returncode == 0, proc.stderr[-4000:]
     kind, numba_after_first, numba_after_second, same, moved = proc.stdout.split()
     assert kind == "AotProgram" and numba_after_first == "False"

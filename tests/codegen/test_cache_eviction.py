@@ -140,7 +140,8 @@ def test_one_builder_per_entry_across_processes(tmp_path, monkeypatch):
     env = dict(os.environ, OMNISTAGE_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
 
     def other_process_sees_it_built():
-        out = subprocess.run([sys.executable, "-c", code, "k1"], env=env, capture_output=True, text=True, timeout=60)
+        out = subprocess.run([sys.executable, "-c", code, "k1"], env=env, capture_output=True, text=True, timeout=60,
+                             cwd=tmp_path)  # not the repository root (python -c puts the cwd first on sys.path)
         return out.stdout.strip()
 
     assert other_process_sees_it_built() == "False"
@@ -161,7 +162,7 @@ def test_a_builder_skips_an_entry_another_builder_holds(tmp_path, monkeypatch):
         [sys.executable, "-c", "import fcntl, os, sys, time\n"
          "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); fcntl.flock(fd, fcntl.LOCK_EX)\n"
          "print('held', flush=True); time.sleep(60)\n", str(tmp_path / "omnistage_aot_held.lock")],
-        stdout=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
         assert holder.stdout.readline().strip() == "held"
         aot.main([json.dumps({"key": "held"}) + "\n", json.dumps({"key": "free"}) + "\n"])
@@ -187,7 +188,7 @@ def test_a_builder_with_nothing_to_do_leaves(tmp_path):
 def test_the_builder_process_exits_when_idle_with_its_input_still_open(tmp_path):
     env = dict(os.environ, OMNISTAGE_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
     code = "import sys; from omnistage.codegen import aot; aot._BUILDER_IDLE_S = 0.5; sys.exit(aot.main(sys.stdin))"
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, env=env)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, env=env, cwd=tmp_path)
     try:
         assert proc.wait(timeout=60) == 0  # its input is never closed
     finally:

@@ -23,6 +23,8 @@ import omnistage
 import omnistage.numpy as jnp
 from omnistage.codegen import cache_integrity, disk_cache
 
+from .frozen_package import freeze
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 CHILD = r'''
@@ -66,14 +68,10 @@ _CHILD_PATH = [ROOT]
 
 @pytest.fixture(scope="module", autouse=True)
 def frozen_package(tmp_path_factory):
-    """Children import a copy of omnistage taken once: an edit of a runtime module while the
-    (long) tests run would rename generated modules and restamp runtime entries between the
-    damaged process and the next."""
-    root = tmp_path_factory.mktemp("frozen")
-    shutil.copytree(os.path.dirname(omnistage.__file__), root / "omnistage",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    _CHILD_PATH[:] = [str(root)]
-    yield root
+    """Children import a copy of omnistage taken once and run in its directory (frozen_package):
+    an edit of a runtime module during the long tests would restamp entries between runs."""
+    _CHILD_PATH[:] = [freeze(tmp_path_factory)]
+    yield _CHILD_PATH[0]
     _CHILD_PATH[:] = [ROOT]
 
 

@@ -20,6 +20,8 @@ import pytest
 import omnistage
 from omnistage.codegen import disk_cache
 
+from .frozen_package import freeze
+
 CHILD = r'''
 import json, os, sys, time, warnings
 warnings.simplefilter("always")
@@ -71,13 +73,9 @@ _CHILD_PATH = []
 
 @pytest.fixture(scope="module", autouse=True)
 def frozen_package(tmp_path_factory):
-    """Children import a copy of omnistage taken once: an edit of a runtime module (support,
-    vmath) while the tests run would rename every generated module between two processes."""
-    root = tmp_path_factory.mktemp("frozen")
-    shutil.copytree(os.path.dirname(omnistage.__file__), root / "omnistage",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    _CHILD_PATH[:] = [str(root)]
-    yield root
+    """Children import a copy of omnistage taken once and run in its directory (frozen_package)."""
+    _CHILD_PATH[:] = [freeze(tmp_path_factory)]
+    yield _CHILD_PATH[0]
     _CHILD_PATH.clear()
 
 
@@ -94,7 +92,7 @@ def run_child(cache, count=1, start_at=0.0, **env):
     """Run CHILD in a fresh process; return (its JSON report, its full stdout)."""
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, str(count), str(start_at)],
-        env=child_env(cache, **env), capture_output=True, text=True, timeout=120,
+        env=child_env(cache, **env), capture_output=True, text=True, timeout=120, cwd=_CHILD_PATH[0],
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stdout
@@ -208,7 +206,8 @@ def test_stale_entry_after_a_runtime_module_changes_is_not_reused(tmp_path):
             f"import numba\n\n\n@numba.njit(inline='always')\ndef scale(x):\n    return x * {factor}\n"
         )
         proc = subprocess.run([sys.executable, "-c", RUNTIME_CHILD, str(tmp_path / "pkgs")],
-                              env=child_env(tmp_path / "cache"), capture_output=True, text=True, timeout=120)
+                              env=child_env(tmp_path / "cache"), capture_output=True, text=True, timeout=120,
+                              cwd=_CHILD_PATH[0])
         assert proc.returncode == 0, proc.stderr[-4000:]
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -389,7 +388,7 @@ def test_foreign_file_under_the_same_name_and_its_machine_code_are_not_used(tmp_
     path = cache / (name + ".py")
     path.write_text(foreign_version(text))
     # Someone ran the foreign file with Numba caching on: its machine code sits in __pycache__.
-    proc = subprocess.run([sys.executable, "-c", FOREIGN_CHILD, str(path), name], env=child_env(cache),
+    proc = subprocess.run([sys.executable, "-c", FOREIGN_CHILD, str(path), name], env=child_env(cache), cwd=_CHILD_PATH[0],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert proc.stdout.strip().splitlines()[-1] == "[1.0, 101.0, 201.0, 301.0]"
@@ -514,7 +513,8 @@ def test_new_machine_code_for_a_read_only_cache_stays_in_memory_with_one_warning
     )
     (tmp_path / "a_file").write_text("")
     env = child_env(cache, HOME=str(tmp_path / "a_file"), XDG_CACHE_HOME=str(tmp_path / "a_file" / "x"))
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60,
+                          cwd=_CHILD_PATH[0])
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["value"] == 44 and report["cached"] is True
@@ -528,7 +528,7 @@ def test_new_machine_code_for_a_read_only_cache_stays_in_memory_with_one_warning
 def test_concurrent_processes_compiling_the_same_function_agree(tmp_path):
     start_at = time.time() + 4.0  # after every child has imported omnistage
     procs = [
-        subprocess.Popen([sys.executable, "-c", CHILD, "1", str(start_at)], env=child_env(tmp_path),
+        subprocess.Popen([sys.executable, "-c", CHILD, "1", str(start_at)], env=child_env(tmp_path), cwd=_CHILD_PATH[0],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for _ in range(4)
     ]
@@ -584,7 +584,7 @@ print(json.dumps({"module": module.__name__, "text": compiled.as_text(), "y": y.
 
 
 def run_user_file(cache, path):
-    proc = subprocess.run([sys.executable, "-c", PROVENANCE_CHILD, str(path)], env=child_env(cache),
+    proc = subprocess.run([sys.executable, "-c", PROVENANCE_CHILD, str(path)], env=child_env(cache), cwd=_CHILD_PATH[0],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
