@@ -44,9 +44,9 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
         dyn_axes = in_axes
         if st and isinstance(in_axes, (tuple, list)):
             dyn_axes = tuple(a for i, a in enumerate(in_axes) if i not in st)
-        n_devices, processes = _device_layout(devices)
+        n_devices, processes = _device_layout(devices, backend)
         _check_size(_flat_in_axes(tuple(dyn_axes) if isinstance(dyn_axes, list) else dyn_axes, dyn, kwargs),
-                    tree_util.tree_leaves((tuple(dyn), kwargs)), axis_size, n_devices)
+                    tree_util.tree_leaves((tuple(dyn), kwargs)), axis_size, n_devices, backend)
         name = axis_name
         if processes > 1:
             name = parallel.spanning(axis_name, processes)
@@ -61,28 +61,34 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
     return functools.wraps(fun)(jit(mapped, static_argnums=static, backend=backend))
 
 
-def _check_size(axes, leaves, axis_size, n_devices):
+def _check_size(axes, leaves, axis_size, n_devices, backend):
     sizes = {_shape(x)[a] for x, a in zip(leaves, axes) if a is not None}
     size = axis_size if axis_size is not None else (max(sizes) if sizes else None)
     if size is not None and size > n_devices:
-        raise ValueError(_too_few_devices(size, n_devices))
+        raise ValueError(_too_few_devices(size, n_devices, _platform(backend)))
 
 
-def _too_few_devices(size, n):
-    here = ", ".join(repr(d) for d in core_devices.local_devices())
+def _platform(backend):
+    # the devices pmap maps over: the backend's, by default the CPU's (as JAX's default
+    # backend), which also keeps a CPU pmap from probing CUDA (importing numba.cuda)
+    return core_devices.default_backend() if backend is None else backend
+
+
+def _too_few_devices(size, n, platform):
+    here = ", ".join(repr(d) for d in core_devices.local_devices(backend=platform))
     return (
         f"pmap maps one slice of the mapped axis per device: an axis of size {size} requires {size} "
         f"logical devices, but only {n} omnistage device{'s are' if n != 1 else ' is'} available to "
-        f"this process ({here}; omnistage.local_device_count() = {core_devices.local_device_count()}). "
+        f"this process ({here}; omnistage.local_device_count({platform!r}) = {n}). "
         f"Map at most {n} slices with pmap, or use vmap for the whole axis (or reshape it to "
         f"({n}, {size} // {n}, ...) and vmap inside pmap)."
     )
 
 
-def _device_layout(devices):
+def _device_layout(devices, backend):
     """(devices of this process to map over, number of processes the mapped axis spans)."""
     if devices is None:
-        return core_devices.local_device_count(), core_devices.process_count()
+        return core_devices.local_device_count(_platform(backend)), core_devices.process_count()
     here = core_devices.process_index()
     return sum(d.process_index == here for d in devices), len({d.process_index for d in devices})
 

@@ -20,6 +20,9 @@ How a library is made (the builder, `python -m omnistage.codegen.aot REQUEST`):
   (`_RUNTIME_C`, a few lines of C linked in) and the C library may remain. Programs that still
   need Numba's helper library (BLAS/LAPACK, reshape helpers), the Python C API, or return
   non-contiguous arrays keep the Numba path: the builder records them as unsupported;
+- a multi-process program (collectives calling MPI, `mpi_kernels`) reads the MPI handle table
+  through an external symbol the JIT resolves from LLVM's symbol table: the library defines
+  that table itself, exported, and `load` has `mpi_handles` keep it filled (`mirror`);
 - object code is emitted with Numba's optimized IR, Numba's CPU name and features and a PIC
   target machine, linked with the system C compiler, dlopen-checked with RTLD_NOW, published.
 
@@ -60,7 +63,7 @@ import warnings
 
 import numpy as np
 
-from . import aot_trust, cache_integrity, disk_cache, narrow_floats, parallel
+from . import aot_trust, cache_integrity, disk_cache, mpi_handles, narrow_floats, parallel
 
 FORMAT = 1
 SYMBOL = "omnistage_aot_main"
@@ -417,8 +420,10 @@ def load(program):
         # CDLL releases the GIL during the call; PyDLL keeps it, for error paths using the C API
         loader = ctypes.PyDLL if record.get("python_api", True) else ctypes.CDLL
         lib = loader(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        if record.get("mpi_handles"):  # the library's copy of the MPI handle table follows ours
+            mpi_handles.mirror(ctypes.addressof(ctypes.c_int64.in_dll(lib, mpi_handles.SYMBOL)))
         return AotProgram(program, lib, record)
-    except (OSError, AttributeError, KeyError, TypeError):
+    except (OSError, AttributeError, KeyError, TypeError, ValueError):
         return None
 
 
@@ -695,14 +700,14 @@ def build(request, work):
     module = disk_cache._execute(request["module"], disk_cache._with_header(source), None, None)
     ins, outs = request["signature"]
     cres = _compile_entry(getattr(module, request["entry"]), ins)
-    obj, python_api = _object_code(cres, ins, outs)
+    obj, python_api, mpi = _object_code(cres, ins, outs)
     lib_path = _link(obj, work, request["key"])
     name = f"{request['module']}-{hashlib.sha256(repr((FORMAT, ins, outs)).encode()).hexdigest()[:16]}.so"
     published = _publish_library(lib_path, name)
     return {
         "format": FORMAT, "key": request["key"], "module": request["module"], "library": name,
         "sha256": _file_sha256(published), "toolchain": disk_cache.toolchain_fingerprint(),
-        "python_api": python_api, "parallel": bool(request.get("parallel")),
+        "python_api": python_api, "parallel": bool(request.get("parallel")), "mpi_handles": mpi,
     }
 
 
@@ -799,11 +804,18 @@ def _object_code(cres, ins, outs):
     ctx = cres.target_context  # the compile's context: NRT enabled
     module = cres.library._final_module.clone()
     module.link_in(ll.parse_assembly(str(_wrapper_ir(ctx, cres, ins, outs))))
+    # a multi-process program reads the MPI handle table (codegen.mpi_handles), which the JIT
+    # finds in LLVM's symbol table: the library defines its own, exported, and the process that
+    # loads it keeps it filled (`load`)
+    mpi = any(g.name == mpi_handles.SYMBOL for g in module.global_variables)
+    if mpi:
+        module.link_in(ll.parse_assembly(
+            f"@{mpi_handles.SYMBOL} = global [{mpi_handles.LENGTH} x i64] zeroinitializer"))
     for fn in module.functions:  # only the wrapper stays visible; the rest is reachable or dead
         if not fn.is_declaration and fn.name != SYMBOL:
             fn.linkage = "internal"
     for gv in module.global_variables:
-        if not gv.is_declaration:
+        if not gv.is_declaration and gv.name != mpi_handles.SYMBOL:
             gv.linkage = "internal"
     codegen = cres.library.codegen
     tm = ll.Target.from_triple(ll.get_process_triple()).create_target_machine(
@@ -817,7 +829,7 @@ def _object_code(cres, ins, outs):
     pm.add_strip_dead_prototype_pass()
     pm.run(module, ll.create_pass_builder(tm, ll.create_pipeline_tuning_options()))
     python_api = _check_externals(module)
-    return tm.emit_object(module), python_api
+    return tm.emit_object(module), python_api, mpi
 
 
 def _check_externals(module):

@@ -8,6 +8,9 @@ compiled by one process is loaded from Numba's on-disk cache by another (whose c
 datatypes and library addresses differ: Open MPI's handles are pointers) without recompiling,
 and the same machine code serves MPICH, Open MPI or the standard MPI ABI alike.
 
+A native library (`aot`, the warm path without Numba) defines the symbol itself, and the
+process keeps that copy equal to `table` (`mirror`).
+
 `fill` is called by `omnistage.distributed.initialize()` with mpi4py's module and the
 communicator the kernels use; `clear` by `shutdown()`. Until filled, `READY` is 0 and kernels
 raise instead of calling MPI. Handles are stored as 64-bit integers: MPICH's are C ints, which
@@ -45,6 +48,10 @@ LENGTH = 7 + len(DTYPES) + len(OPS) + 3
 
 table = (ctypes.c_int64 * LENGTH)()
 
+# copies of the table inside native libraries (`aot`: a library defines its own, since it
+# cannot see LLVM's symbol table), kept equal to `table` by fill/clear
+_mirrors = []
+
 
 def address():
     """Where the table lives in this process (registered under SYMBOL for compiled code)."""
@@ -69,11 +76,26 @@ def fill(MPI, comm):
     for name, mpi_name in OPS.items():
         table[OP_SLOT[name]] = MPI._handleof(getattr(MPI, mpi_name))
     table[READY] = 1
+    _sync()
 
 
 def clear():
     for i in range(LENGTH):
         table[i] = 0
+    _sync()
+
+
+def mirror(address):
+    """Keep the table at `address` (LENGTH int64s in a loaded native library) equal to this
+    one from now on; it gets the current entries at once."""
+    if address not in _mirrors:
+        _mirrors.append(address)
+    ctypes.memmove(address, ctypes.addressof(table), ctypes.sizeof(table))
+
+
+def _sync():
+    for address in _mirrors:
+        ctypes.memmove(address, ctypes.addressof(table), ctypes.sizeof(table))
 
 
 def ready():

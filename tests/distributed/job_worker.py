@@ -2,6 +2,8 @@
 
 - `cache`: one small pmap with a psum; prints where its machine code came from (a second job
   with the same cache directory must load it, not compile); after shutdown() it refuses to run;
+- `aot` (with OMNISTAGE_AOT=1): a pmap with collectives and ppermute, run from the native
+  library a first job built (the second job's cache_status says which);
 - `cuda` (under Numba's CUDA simulator): the collectives of a pmap with backend='cuda' are
   communicator calls between the kernel launches; with no NCCL (the simulator) the communicator
   stages them through the host and MPI;
@@ -39,6 +41,22 @@ if mode == "cache":
         assert "distributed.initialize()" in str(e), e
     else:
         raise AssertionError("a kernel of the job ran after shutdown()")
+    report(RANK, "ok", "done")
+elif mode == "aot":  # with OMNISTAGE_AOT=1: the first job builds the native library, the next loads it
+    from omnistage.codegen import aot
+
+    g = jax.pmap(lambda v: (lax.psum(v * 2.0, "i"), lax.all_gather(v, "i"), lax.axis_index("i"),
+                            lax.ppermute(v, "i", [(0, 1), (1, 0)])), axis_name="i")
+    compiled = g.lower(x).compile()
+    report(RANK, "info", "cache_status", compiled.executable.cache_status)
+    for _ in range(2):  # the second call runs after the builder was scheduled
+        total, gathered, index, swapped = (np.asarray(v) for v in compiled(x))
+        assert np.array_equal(total, np.full((1, 3), 6.0, np.float32)), total
+        assert np.array_equal(gathered, np.array([[[1.0] * 3, [2.0] * 3]], np.float32)), gathered
+        assert index.tolist() == [RANK] and np.array_equal(swapped, np.full((1, 3), 2.0 - RANK, np.float32)), (index, swapped)
+    report(RANK, "info", "numba_imported", "numba" in sys.modules)  # the library ran: no fallback
+    report(RANK, "info", "program_key", aot.program_key(compiled.executable.program))
+    aot.wait_for_builds()
     report(RANK, "ok", "done")
 elif mode == "cuda":  # under NUMBA_ENABLE_CUDASIM=1
     g = jax.pmap(lambda v: (lax.psum(v, "i"), lax.all_gather(v, "i")), axis_name="i", backend="cuda")

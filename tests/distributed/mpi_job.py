@@ -40,11 +40,28 @@ def job_env(cache_dir, **extra):
     return env
 
 
-def run_job(worker, *args, cache_dir, n=2, timeout=300, **env):
-    """The finished `mpiexec -n n python worker args`; its ranks' reports are in `.results`."""
+def frozen_copy(directory):
+    """A copy of the package and of these workers under `directory`, for jobs whose result
+    depends on omnistage's sources staying the same between them (the native-library key
+    hashes every source file; a checkout being edited changes it)."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    copy = os.path.join(str(directory), "frozen")
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(os.path.join(root, "omnistage"), os.path.join(copy, "omnistage"), ignore=ignore)
+    shutil.copytree(HERE, os.path.join(copy, "tests", "distributed"), ignore=ignore)
+    open(os.path.join(copy, "tests", "__init__.py"), "w").close()
+    return copy
+
+
+def run_job(worker, *args, cache_dir, n=2, timeout=300, root=None, **env):
+    """The finished `mpiexec -n n python worker args` (the worker and omnistage of `root`, a
+    `frozen_copy`, when given); its ranks' reports are in `.results`."""
     results = os.path.join(str(cache_dir), f"results-{len(os.listdir(str(cache_dir)))}")
     os.makedirs(results)
-    command = [mpiexec(), "-n", str(n), sys.executable, os.path.join(HERE, worker), *args]
+    here = HERE if root is None else os.path.join(root, "tests", "distributed")
+    if root is not None:
+        env["PYTHONPATH"] = root
+    command = [mpiexec(), "-n", str(n), sys.executable, os.path.join(here, worker), *args]
     proc = subprocess.run(command, env=job_env(str(cache_dir), OMNISTAGE_TEST_RESULTS=results, **env),
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     proc.results = results

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.distributed.mpi_job import checks, run_job
+from tests.distributed.mpi_job import checks, frozen_copy, run_job
 
 
 def test_second_job_loads_the_cached_kernel(tmp_path):
@@ -15,6 +15,19 @@ def test_second_job_loads_the_cached_kernel(tmp_path):
     assert any("compiled" in r["cache_status"] for r in first.values()), first
     for rank, r in second.items():
         assert r["cache_status"] == "machine code loaded from the disk cache", (rank, r)
+
+
+@pytest.mark.slow  # two jobs and a native-library build: ~30-60 s here
+def test_second_job_runs_the_native_library_of_a_program_with_collectives(tmp_path):
+    """The AOT warm path (no Numba in the process) for a program calling MPI: the library
+    defines the MPI handle table's symbol, and the process keeps it filled."""
+    root = frozen_copy(tmp_path / "code")
+    first = checks(run_job("job_worker.py", "aot", cache_dir=tmp_path, root=root, OMNISTAGE_AOT="1"))
+    second = checks(run_job("job_worker.py", "aot", cache_dir=tmp_path, root=root, OMNISTAGE_AOT="1"))
+    assert all("compiled" in r["cache_status"] for r in first.values()), first
+    for rank, r in second.items():
+        assert r["cache_status"] == "native library loaded from the disk cache", (rank, r)
+        assert r["numba_imported"] == "False", (rank, r)
 
 
 def test_gpu_collectives_run_between_kernels_staged_through_the_host(tmp_path):
