@@ -384,8 +384,29 @@ def select(pred, on_true, on_false):
 
 
 def clamp(min, x, max):  # noqa: A002 - lax's argument names
-    """`x` clipped to [min, max] (lax.clamp's argument order)."""
-    return _wrappers["min"](_wrappers["max"](x, min), max)
+    """`x` clipped to [min, max] (lax.clamp's argument order; `min`/`max` of x's shape or rank 0,
+    all of one dtype), valued as XLA's `min(max(x, min), max)`. Its derivative is JAX's: with
+    respect to x where min < x < max, to min where x < min, to max where x > max, and zero at the
+    ties (where max/min alone would split it)."""
+    lo, v, hi = operands(min, x, max)
+    if not lo.dtype == v.dtype == hi.dtype:
+        raise TypeError(f"lax.clamp requires arguments to have the same dtypes, got {lo.dtype.name}, "
+                        f"{v.dtype.name}, {hi.dtype.name}.")
+    for name, bound in (("min", lo), ("max", hi)):
+        if bound.shape not in ((), v.shape):
+            raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == (), got "
+                            f"{name}.shape={bound.shape}, operand.shape={v.shape}.")
+    value = _wrappers["min"](_wrappers["max"](v, lo), hi)
+    if not dtypes.is_inexact(v.dtype):
+        return value  # no derivative to route
+    from . import shapes
+    from .stop_gradient import stop_gradient
+
+    lo, hi = (b if b.shape == v.shape else shapes.broadcast_in_dim(b, v.shape, ()) for b in (lo, hi))
+    below, above, inside = lt(v, lo), gt(v, hi), bitwise_and(gt(v, lo), lt(v, hi))
+    ordered = le(lo, hi)  # min > max: XLA's value is max; no derivative is routed
+    out = select(bitwise_and(below, ordered), lo, stop_gradient(value))
+    return select(inside, v, select(above, hi, out))
 
 
 __all__ = [

@@ -234,3 +234,26 @@ def test_scatter_apply_applies_the_function_once_per_address():
     f = ijit(lambda x: lax.scatter_apply(x, np.array([[0], [4]]), jnp.sin, dn, update_shape=(2,)))
     v = np.arange(5, dtype=np.float32)
     np.testing.assert_allclose(f(v), [np.sin(0.0), 1, 2, 3, np.sin(4.0)], rtol=1e-6)
+
+
+# --- clamp, as JAX's -----------------------------------------------------------------------
+
+
+def test_clamp_values_errors_and_jax_derivative_at_the_ties():
+    x = np.array([-2.0, 0.5, 3.0, np.nan, 0.0, 1.0, -0.0], np.float32)
+    np.testing.assert_array_equal(lax.clamp(np.float32(0), x, np.float32(1)), np.minimum(np.maximum(x, 0), 1))
+    np.testing.assert_array_equal(lax.clamp(np.float32(1), x[:3], np.float32(0)), [0, 0, 0])  # min > max: max
+    np.testing.assert_array_equal(ijit(lambda v: lax.clamp(0.0, v, 1.0))(x), np.minimum(np.maximum(x, 0), 1))
+    np.testing.assert_array_equal(lax.clamp(np.int32(0), np.arange(-2, 5, dtype=np.int32), np.int32(3)),
+                                  [0, 0, 0, 1, 2, 3, 3])
+    with pytest.raises(TypeError, match="lax.clamp requires arguments to have the same dtypes"):
+        lax.clamp(0.0, np.arange(3), 1.0)
+    with pytest.raises(TypeError, match=r"min.shape == operand.shape or min.shape == \(\)"):
+        lax.clamp(np.zeros(2, np.float32), x, np.float32(1))
+    # JAX's rule: d/dx where min < x < max, d/dmin where x < min, d/dmax where x > max, 0 at the ties
+    want = {0.5: (0, 1, 0), 1.0: (0, 0, 0), 0.0: (0, 0, 0), -1.0: (1, 0, 0), 2.0: (0, 0, 1)}
+    for v, grads in want.items():
+        got = jax.grad(lambda lo, x, hi: lax.clamp(lo, x, hi), argnums=(0, 1, 2))(0.0, v, 1.0)
+        assert tuple(float(g) for g in got) == grads, (v, got)
+    batched = jax.vmap(lambda lo, v: lax.clamp(lo, v, 1.0))(jnp.array([0.0, 0.5]), jnp.array([0.2, 0.2]))
+    np.testing.assert_array_equal(batched, np.array([0.2, 0.5], np.float32))
