@@ -40,22 +40,24 @@ def _polyval(coefficients, x):
 # --- error functions ---------------------------------------------------------------------
 
 
-def erf(x):
-    """The error function, 2/sqrt(pi) * integral of exp(-t**2) from 0 to x."""
-    (x,) = _inexact(x)
-    return lax.erf(x)
+def _over_lax(lax_fn, name, doc):
+    """The scipy name of a lax special function: its argument promoted to an inexact dtype."""
+    def fn(x):
+        (x,) = _inexact(x)
+        return lax_fn(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
 
 
-def erfc(x):
-    """1 - erf(x), accurate where erf(x) is close to 1 (Cephes' rational forms above |x| = 1)."""
-    (x,) = _inexact(x)
-    return lax.erfc(x)
-
-
-def erfinv(x):
-    """Inverse of erf on (-1, 1); +-inf at +-1."""
-    (x,) = _inexact(x)
-    return lax.erf_inv(x)
+erf = _over_lax(lax.erf, "erf", "The error function, 2/sqrt(pi) * integral of exp(-t**2) from 0 to x.")
+erfc = _over_lax(lax.erfc, "erfc", "1 - erf(x), accurate where erf(x) is close to 1 (Cephes' rational forms above |x| = 1).")
+erfinv = _over_lax(lax.erf_inv, "erfinv", "Inverse of erf on (-1, 1); +-inf at +-1.")
+gammaln = _over_lax(lax.lgamma, "gammaln", "log|Gamma(x)| (XLA's Lanczos approximation with reflection below 1/2).")
+digamma = _over_lax(lax.digamma, "digamma", "d/dx log Gamma(x); NaN at the poles 0, -1, -2, ...")
+i0e = _over_lax(lax.bessel_i0e, "i0e", "exp(-|x|) I0(x).")
+i1e = _over_lax(lax.bessel_i1e, "i1e", "exp(-|x|) I1(x).")
 
 
 def ndtr(x):
@@ -157,18 +159,6 @@ def log_ndtr(x, series_order=3):
 
 # --- gamma functions ---------------------------------------------------------------------
 
-def gammaln(x):
-    """log|Gamma(x)| (XLA's Lanczos approximation with reflection below 1/2)."""
-    (x,) = _inexact(x)
-    return lax.lgamma(x)
-
-
-def digamma(x):
-    """d/dx log Gamma(x); NaN at the poles 0, -1, -2, ..."""
-    (x,) = _inexact(x)
-    return lax.digamma(x)
-
-
 def polygamma(n, x):
     """psi^(n)(x), the n-th derivative of digamma, for integer n >= 0 (Hurwitz zeta for n >= 1)."""
     n, x = _inexact(n, x)
@@ -196,10 +186,7 @@ def beta(a, b):
 # --- logistic, x log y ---------------------------------------------------------------------
 
 
-def expit(x):
-    """The logistic sigmoid 1 / (1 + exp(-x))."""
-    (x,) = _inexact(x)
-    return lax.logistic(x)
+expit = _over_lax(lax.logistic, "expit", "The logistic sigmoid 1 / (1 + exp(-x)).")
 
 
 @custom_jvp
@@ -216,40 +203,29 @@ def logit(x):
     return _logit(x)
 
 
-@custom_jvp
-def _xlogy(x, y):
-    return jnp.where((x != 0) | jnp.isnan(y), x * jnp.log(y), jnp.zeros_like(x))
+def _x_times(log_fn, log_fn_denominator, name, doc):
+    """x * log_fn(y), 0 where x == 0 unless y is NaN (as SciPy), with the derivative
+    log_fn(y) dx + x / log_fn_denominator(y) dy (the where's kink at x == 0 left out)."""
+    @custom_jvp
+    def value(x, y):
+        return jnp.where((x != 0) | jnp.isnan(y), x * log_fn(y), jnp.zeros_like(x))
+
+    @value.defjvp
+    def _jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return value(x, y), tx * log_fn(y) + ty * x / log_fn_denominator(y)
+
+    def fn(x, y):
+        x, y = _inexact(x, y)
+        return value(*jnp.broadcast_arrays(x, y))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
 
 
-@_xlogy.defjvp
-def _xlogy_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    return _xlogy(x, y), tx * jnp.log(y) + ty * x / y
-
-
-def xlogy(x, y):
-    """x * log(y), 0 where x == 0 (NaN in y still propagates, as SciPy)."""
-    x, y = _inexact(x, y)
-    x, y = jnp.broadcast_arrays(x, y)
-    return _xlogy(x, y)
-
-
-@custom_jvp
-def _xlog1py(x, y):
-    return jnp.where((x != 0) | jnp.isnan(y), x * jnp.log1p(y), jnp.zeros_like(x))
-
-
-@_xlog1py.defjvp
-def _xlog1py_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    return _xlog1py(x, y), tx * jnp.log1p(y) + ty * x / (_c(x, 1) + y)
-
-
-def xlog1py(x, y):
-    """x * log1p(y), 0 where x == 0."""
-    x, y = _inexact(x, y)
-    x, y = jnp.broadcast_arrays(x, y)
-    return _xlog1py(x, y)
+xlogy = _x_times(jnp.log, lambda y: y, "xlogy", "x * log(y), 0 where x == 0 (NaN in y still propagates, as SciPy).")
+xlog1py = _x_times(jnp.log1p, lambda y: 1 + y, "xlog1py", "x * log1p(y), 0 where x == 0.")
 
 
 def entr(x):
@@ -259,18 +235,6 @@ def entr(x):
 
 
 # --- exponentially scaled modified Bessel functions ----------------------------------------
-
-def i0e(x):
-    """exp(-|x|) I0(x)."""
-    (x,) = _inexact(x)
-    return lax.bessel_i0e(x)
-
-
-def i1e(x):
-    """exp(-|x|) I1(x)."""
-    (x,) = _inexact(x)
-    return lax.bessel_i1e(x)
-
 
 def i0(x):
     """The modified Bessel function I0 (jnp.i0)."""

@@ -13,15 +13,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from ..autodiff.custom import custom_jvp
-from .promotion import promote_args_inexact as _inexact
-
-
-def _real(name, *xs):
-    """Promoted to one inexact dtype, broadcast to one shape; complex rejected (as JAX)."""
-    xs = _inexact(*xs)
-    if np.dtype(xs[0].dtype).kind == "c":
-        raise ValueError(f"{name} does not support complex-valued inputs.")
-    return jnp.broadcast_arrays(*xs) if len(xs) > 1 else xs
+from .promotion import promote_args_real as _real
 
 
 def gammainc(a, x):

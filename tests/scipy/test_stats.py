@@ -52,6 +52,28 @@ CASES = {
     "logistic.isf": (lambda: S.logistic.isf(U), lambda: st.logistic.isf(U)),
     "dirichlet.logpdf": (lambda: S.dirichlet.logpdf(SIMPLEX, ALPHA), lambda: st.dirichlet.logpdf(SIMPLEX, ALPHA)),
     "dirichlet.logpdf_k-1": (lambda: S.dirichlet.logpdf(SIMPLEX[:2], ALPHA), lambda: st.dirichlet.logpdf(SIMPLEX, ALPHA)),
+    # the incomplete gamma and beta functions' distributions
+    "gamma.cdf": (lambda: S.gamma.cdf(X, 2.5, -0.5, 1.3), lambda: st.gamma.cdf(X, 2.5, -0.5, 1.3)),
+    "gamma.sf": (lambda: S.gamma.sf(X, 2.5, -0.5, 1.3), lambda: st.gamma.sf(X, 2.5, -0.5, 1.3)),
+    "gamma.logcdf": (lambda: S.gamma.logcdf(POS, 0.7), lambda: st.gamma.logcdf(POS, 0.7)),
+    "gamma.logsf": (lambda: S.gamma.logsf(POS, 0.7), lambda: st.gamma.logsf(POS, 0.7)),
+    "beta.cdf": (lambda: S.beta.cdf(X / 4, 2.5, 0.7), lambda: st.beta.cdf(X / 4, 2.5, 0.7)),
+    "beta.sf": (lambda: S.beta.sf(U, 2.5, 0.7, -0.1, 1.5), lambda: st.beta.sf(U, 2.5, 0.7, -0.1, 1.5)),
+    "beta.logcdf": (lambda: S.beta.logcdf(U, 0.4, 3.0), lambda: st.beta.logcdf(U, 0.4, 3.0)),
+    "beta.logsf": (lambda: S.beta.logsf(U, 0.4, 3.0), lambda: st.beta.logsf(U, 0.4, 3.0)),
+    "chi2.logpdf": (lambda: S.chi2.logpdf(POS, 3.0, 0.05, 1.2), lambda: st.chi2.logpdf(POS, 3.0, 0.05, 1.2)),
+    "chi2.pdf": (lambda: S.chi2.pdf(POS, 4.5), lambda: st.chi2.pdf(POS, 4.5)),
+    "chi2.cdf": (lambda: S.chi2.cdf(X, 3.0, -1.0, 1.2), lambda: st.chi2.cdf(X, 3.0, -1.0, 1.2)),
+    "chi2.sf": (lambda: S.chi2.sf(X, 3.0, -1.0, 1.2), lambda: st.chi2.sf(X, 3.0, -1.0, 1.2)),
+    "chi2.logcdf": (lambda: S.chi2.logcdf(POS, 1.5), lambda: st.chi2.logcdf(POS, 1.5)),
+    "chi2.logsf": (lambda: S.chi2.logsf(POS, 1.5), lambda: st.chi2.logsf(POS, 1.5)),
+    "poisson.cdf": (lambda: S.poisson.cdf(np.arange(-2.0, 12.0, 0.5), 3.3), lambda: st.poisson.cdf(np.arange(-2.0, 12.0, 0.5), 3.3)),
+    "poisson.pmf": (lambda: S.poisson.pmf(np.arange(10.0), 3.3), lambda: st.poisson.pmf(np.arange(10), 3.3)),
+    "norm.sf_loc": (lambda: S.norm.sf(X, 0.3, 1.7), lambda: st.norm.sf(X, 0.3, 1.7)),
+    "cauchy.sf": (lambda: S.cauchy.sf(X, 1, 2), lambda: st.cauchy.sf(X, 1, 2)),
+    "cauchy.logcdf": (lambda: S.cauchy.logcdf(X, 1, 2), lambda: st.cauchy.logcdf(X, 1, 2)),
+    "laplace.pdf": (lambda: S.laplace.pdf(X, 1, 2), lambda: st.laplace.pdf(X, 1, 2)),
+    "t.pdf": (lambda: S.t.pdf(X, 3.5, 0.2, 1.1), lambda: st.t.pdf(X, 3.5, 0.2, 1.1)),
 }
 
 
@@ -75,3 +97,10 @@ def test_logpdfs_vmap_like_a_loop():
     got = jax.vmap(lambda x: S.t.logpdf(x, 3.0) + S.norm.logcdf(x))(xs)
     want = np.stack([np.asarray(S.t.logpdf(x, 3.0) + S.norm.logcdf(x)) for x in xs])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+
+
+def test_incomplete_gamma_cdfs_differentiate_like_their_densities(x64):
+    """d/dx cdf = pdf (JAX's rule for igamma and betainc in x), under vmap."""
+    np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(S.gamma.cdf), (0, None))(POS, 2.5)), st.gamma.pdf(POS, 2.5), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(S.beta.cdf), (0, None, None))(U, 2.5, 0.7)), st.beta.pdf(U, 2.5, 0.7), rtol=1e-8)
+    np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(S.chi2.sf), (0, None))(POS, 3.0)), -st.chi2.pdf(POS, 3.0), rtol=1e-10)

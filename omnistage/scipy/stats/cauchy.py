@@ -3,6 +3,7 @@ import math
 
 from ... import numpy as jnp
 from ..promotion import promote_args_inexact
+from .derived import exp_of, log_of, reflected
 
 
 def logpdf(x, loc=0, scale=1):
@@ -11,27 +12,9 @@ def logpdf(x, loc=0, scale=1):
     return -(jnp.log(math.pi * scale) + jnp.log1p(z * z))
 
 
-def pdf(x, loc=0, scale=1):
-    return jnp.exp(logpdf(x, loc, scale))
-
-
 def cdf(x, loc=0, scale=1):
     x, loc, scale = promote_args_inexact(x, loc, scale)
     return 0.5 + jnp.arctan((x - loc) / scale) / math.pi
-
-
-def logcdf(x, loc=0, scale=1):
-    return jnp.log(cdf(x, loc, scale))
-
-
-def sf(x, loc=0, scale=1):
-    x, loc, scale = promote_args_inexact(x, loc, scale)
-    return cdf(-x, -loc, scale)
-
-
-def logsf(x, loc=0, scale=1):
-    x, loc, scale = promote_args_inexact(x, loc, scale)
-    return logcdf(-x, -loc, scale)
 
 
 def ppf(q, loc=0, scale=1):
@@ -42,3 +25,9 @@ def ppf(q, loc=0, scale=1):
 def isf(q, loc=0, scale=1):
     q, loc, scale = promote_args_inexact(q, loc, scale)
     return jnp.tan(math.pi / 2 - math.pi * q) * scale + loc
+
+
+pdf = exp_of(logpdf)
+logcdf = log_of(cdf)
+sf = reflected(cdf)
+logsf = reflected(logcdf)

@@ -1,10 +1,11 @@
-"""The gamma distribution (`jax.scipy.stats.gamma`): densities (the CDF needs the regularized
-incomplete gamma function, not provided yet)."""
+"""The gamma distribution (`jax.scipy.stats.gamma`): densities, and the CDF and survival
+function through the regularized incomplete gamma functions."""
 import numpy as np
 
 from ... import numpy as jnp
 from ..promotion import promote_args_inexact
-from ..special import gammaln, xlogy
+from ..special import gammainc, gammaincc, gammaln, xlogy
+from .derived import exp_of, log_of
 
 
 def logpdf(x, a, loc=0, scale=1):
@@ -15,5 +16,17 @@ def logpdf(x, a, loc=0, scale=1):
     return jnp.where(ok, log_probs, -np.inf)
 
 
-def pdf(x, a, loc=0, scale=1):
-    return jnp.exp(logpdf(x, a, loc, scale))
+def cdf(x, a, loc=0, scale=1):
+    x, a, loc, scale = promote_args_inexact(x, a, loc, scale)
+    return gammainc(a, jnp.clip((x - loc) / scale, 0, np.inf))
+
+
+def sf(x, a, loc=0, scale=1):
+    x, a, loc, scale = promote_args_inexact(x, a, loc, scale)
+    y = (x - loc) / scale
+    return jnp.where(y < 0, jnp.ones_like(y), gammaincc(a, jnp.maximum(y, 0)))
+
+
+pdf = exp_of(logpdf)
+logcdf = log_of(cdf)
+logsf = log_of(sf)

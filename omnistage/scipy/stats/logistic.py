@@ -2,6 +2,7 @@
 from ... import numpy as jnp
 from ..promotion import promote_args_inexact
 from ..special import expit, logit
+from .derived import exp_of, reflected
 
 
 def logpdf(x, loc=0, scale=1):
@@ -10,18 +11,9 @@ def logpdf(x, loc=0, scale=1):
     return -2 * jnp.logaddexp(half, -half) - jnp.log(scale)
 
 
-def pdf(x, loc=0, scale=1):
-    return jnp.exp(logpdf(x, loc, scale))
-
-
 def cdf(x, loc=0, scale=1):
     x, loc, scale = promote_args_inexact(x, loc, scale)
     return expit((x - loc) / scale)
-
-
-def sf(x, loc=0, scale=1):
-    x, loc, scale = promote_args_inexact(x, loc, scale)
-    return expit(-(x - loc) / scale)
 
 
 def ppf(q, loc=0, scale=1):
@@ -32,3 +24,7 @@ def ppf(q, loc=0, scale=1):
 def isf(q, loc=0, scale=1):
     q, loc, scale = promote_args_inexact(q, loc, scale)
     return -logit(q) * scale + loc
+
+
+pdf = exp_of(logpdf)
+sf = reflected(cdf)

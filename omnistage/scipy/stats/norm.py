@@ -4,15 +4,12 @@ import math
 from ... import numpy as jnp
 from ..promotion import promote_args_inexact
 from ..special import log_ndtr, ndtr, ndtri
+from .derived import exp_of, reflected
 
 
 def logpdf(x, loc=0, scale=1):
     x, loc, scale = promote_args_inexact(x, loc, scale)
     return -(jnp.log(2 * math.pi * scale * scale) + (x - loc) ** 2 / (scale * scale)) / 2
-
-
-def pdf(x, loc=0, scale=1):
-    return jnp.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
@@ -25,16 +22,6 @@ def logcdf(x, loc=0, scale=1):
     return log_ndtr((x - loc) / scale)
 
 
-def sf(x, loc=0, scale=1):
-    x, loc, scale = promote_args_inexact(x, loc, scale)
-    return cdf(-x, -loc, scale)
-
-
-def logsf(x, loc=0, scale=1):
-    x, loc, scale = promote_args_inexact(x, loc, scale)
-    return logcdf(-x, -loc, scale)
-
-
 def ppf(q, loc=0, scale=1):
     q, loc, scale = promote_args_inexact(q, loc, scale)
     return ndtri(q) * scale + loc
@@ -43,3 +30,8 @@ def ppf(q, loc=0, scale=1):
 def isf(q, loc=0, scale=1):
     q, loc, scale = promote_args_inexact(q, loc, scale)
     return ppf(1 - q, loc, scale)
+
+
+pdf = exp_of(logpdf)
+sf = reflected(cdf)
+logsf = reflected(logcdf)

@@ -1,10 +1,11 @@
-"""The Poisson distribution (`jax.scipy.stats.poisson`): the mass function (the CDF needs the
-regularized incomplete gamma function, not provided yet)."""
+"""The Poisson distribution (`jax.scipy.stats.poisson`): the mass function, and the CDF through
+the regularized upper incomplete gamma function, P(K <= k) = Q(floor(k) + 1, mu)."""
 import numpy as np
 
 from ... import numpy as jnp
 from ..promotion import promote_args_inexact
-from ..special import gammaln, xlogy
+from ..special import gammaincc, gammaln, xlogy
+from .derived import exp_of
 
 
 def logpmf(k, mu, loc=0):
@@ -14,5 +15,11 @@ def logpmf(k, mu, loc=0):
     return jnp.where((x < 0) | (jnp.round(k) != k), -np.inf, log_probs)
 
 
-def pmf(k, mu, loc=0):
-    return jnp.exp(logpmf(k, mu, loc))
+def cdf(k, mu, loc=0):
+    k, mu, loc = promote_args_inexact(k, mu, loc)
+    x = k - loc
+    p = gammaincc(jnp.floor(1 + x), mu)
+    return jnp.where(x < 0, jnp.zeros_like(p), p)
+
+
+pmf = exp_of(logpmf)

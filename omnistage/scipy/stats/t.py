@@ -3,6 +3,7 @@ import math
 
 from ... import numpy as jnp
 from ..promotion import promote_args_inexact
+from .derived import exp_of
 from ..special import gammaln
 
 
@@ -14,5 +15,4 @@ def logpdf(x, df, loc=0, scale=1):
     return -(normalize + (half_df + 0.5) * jnp.log1p(z * z / df))
 
 
-def pdf(x, df, loc=0, scale=1):
-    return jnp.exp(logpdf(x, df, loc, scale))
+pdf = exp_of(logpdf)

@@ -3,15 +3,12 @@ import numpy as np
 
 from ... import numpy as jnp
 from ..promotion import promote_args_inexact
+from .derived import exp_of
 
 
 def logpdf(x, loc=0, scale=1):
     x, loc, scale = promote_args_inexact(x, loc, scale)
     return jnp.where((x > loc + scale) | (x < loc), -np.inf, -jnp.log(scale))
-
-
-def pdf(x, loc=0, scale=1):
-    return jnp.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
@@ -23,3 +20,6 @@ def cdf(x, loc=0, scale=1):
 def ppf(q, loc=0, scale=1):
     q, loc, scale = promote_args_inexact(q, loc, scale)
     return jnp.where(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, loc + scale * q)
+
+
+pdf = exp_of(logpdf)
