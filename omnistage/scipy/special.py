@@ -2,8 +2,8 @@
 ndtri, log_ndtr), gamma functions (gammaln, digamma, polygamma, betaln, gamma, beta), logistic
 (expit, logit), xlogy/xlog1py/entr, exponentially scaled Bessel i0e/i1e (and i0/i1),
 logsumexp; and from the modules beside it the incomplete gamma/beta family, zeta and the
-combinatorial functions (`special_gamma`) and the entropy/transform functions, erfcx and
-dawsn (`special_transforms`).
+combinatorial functions (`special_gamma`), the entropy/transform functions, erfcx and
+dawsn (`special_transforms`), spence and owens_t (`special_integrals`).
 
 All are compositions of lax operations (so they jit, vmap and lower like user code), with
 JAX's derivative rules where differentiating the approximation would be inexact or undefined
@@ -252,9 +252,11 @@ from .special_gamma import *  # noqa: E402,F401,F403 - the incomplete gamma/beta
 from .special_gamma import __all__ as _gamma_names, gammasgn  # noqa: E402
 from .special_transforms import *  # noqa: E402,F401,F403 - entropies, Box-Cox, erfcx, dawsn
 from .special_transforms import __all__ as _transform_names  # noqa: E402
+from .special_integrals import *  # noqa: E402,F401,F403 - spence, owens_t
+from .special_integrals import __all__ as _integral_names  # noqa: E402
 
 __all__ = [
     "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "gammaln", "digamma", "polygamma", "gamma",
     "betaln", "beta", "expit", "logit", "xlogy", "xlog1py", "entr", "i0e", "i1e", "i0", "i1", "logsumexp",
     "softmax", "log_softmax",
-] + _gamma_names + _transform_names
+] + _gamma_names + _transform_names + _integral_names

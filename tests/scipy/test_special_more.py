@@ -33,6 +33,9 @@ CASES = {
     "boxcox1p": (S.boxcox1p, ss.boxcox1p, (np.array([1e-9, 0.5, 2.0, 9.0]), np.array([0.0, 0.5, -1.0, 2.0])), 1e-14, 1e-6),
     "erfcx": (S.erfcx, ss.erfcx, (Z,), 1e-13, 5e-6),
     "dawsn": (S.dawsn, ss.dawsn, (Z,), 1e-13, 5e-6),
+    "spence": (S.spence, ss.spence, (np.array([-1, 0, 0.1, 0.4, 0.5, 0.9, 1, 1.3, 1.7, 2.5, 10, 1e3, np.nan]),), 1e-14, 2e-6),
+    "owens_t": (S.owens_t, ss.owens_t, (np.array([0.0, 0.3, 1.0, 2.5, -1.5, 0.5, 4.0]), np.array([0.5, 1.0, 2.0, -0.7, 3.0, 0.1, 0.9])),
+                1e-12, 2e-5),
 }
 
 
@@ -81,14 +84,16 @@ def _fd(f, args, i, h=1e-6):
 
 @pytest.mark.parametrize("name, argnums", [
     ("gammainc", (0, 1)), ("gammaincc", (0, 1)), ("poch", (0, 1)), ("erfcx", (0,)), ("dawsn", (0,)),
-    ("boxcox", (0, 1)), ("rel_entr", (0, 1)),
+    ("boxcox", (0, 1)), ("rel_entr", (0, 1)), ("spence", (0,)), ("owens_t", (0, 1)),
 ])
 def test_derivatives_match_finite_differences(name, argnums, x64):
     f = getattr(S, name)
     args = {"erfcx": (np.array([-1.0, 0.3, 4.0, 30.0]),), "dawsn": (np.array([-1.0, 0.3, 4.0, 9.0]),),
             "poch": (np.array([0.5, 2.0, 3.5]), np.array([0.7, 2.0, 1.5])),
             "boxcox": (np.array([0.5, 2.0, 9.0]), np.array([0.3, -1.0, 2.0])),
-            "rel_entr": (np.array([0.1, 0.5, 2.0]), np.array([0.2, 0.5, 1.5]))}.get(name, (A[:4], X[1:5]))
+            "rel_entr": (np.array([0.1, 0.5, 2.0]), np.array([0.2, 0.5, 1.5])),
+            "spence": (np.array([0.2, 0.7, 1.6, 3.0]),),
+            "owens_t": (np.array([0.3, 1.0, 2.5]), np.array([0.5, 2.0, -0.7]))}.get(name, (A[:4], X[1:5]))
     for i in argnums:
         got = jax.vmap(jax.grad(f, argnums=i))(*args)
         np.testing.assert_allclose(np.asarray(got), _fd(f, args, i), rtol=1e-6)
