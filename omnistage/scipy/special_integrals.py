@@ -1,7 +1,9 @@
 """`jax.scipy.special`'s integrals of elementary functions: `spence` (the dilogarithm, Cephes'
-rational approximation as JAX's) and `owens_t` (Owen's T function: Patefield and Tandy's
+rational approximation as JAX's), `owens_t` (Owen's T function: Patefield and Tandy's
 13-point quadrature with the exact forms at h = 0 and |a| = 1 and the reciprocal correction
-for |a| > 1, as JAX's). Unused branches are evaluated at safe inputs, so gradients stay
+for |a| > 1, as JAX's), and the exponential integrals `expn`, `exp1`, `expi` (the power series
+and continued fraction of Numerical Recipes' expint/ei, summed elementwise in masked while
+loops until every element has converged; derivatives by their closed forms). Unused branches are evaluated at safe inputs, so gradients stay
 finite. Imports numpy, lax and this package's promotion rules.
 """
 import math
@@ -88,4 +90,147 @@ def owens_t(h, a):
     return _owens_t(*_real("owens_t", h, a))
 
 
-__all__ = ["spence", "owens_t"]
+
+_EULER = 0.57721566490153286061
+
+
+def _until_converged(step, state):
+    """Run `step(state) -> (state, going)` while any element is still going (state[0] is the
+    per-element 'going' mask; elements that have stopped keep their values)."""
+    def body(carry):
+        new, going = step(carry)
+        return (going,) + tuple(jnp.where(carry[0], v, old) for v, old in zip(new[1:], carry[1:]))
+
+    return lax.while_loop(lambda carry: jnp.any(carry[0]), body, state)
+
+
+def _expn_series(n, x, enabled):
+    """E_n(x) for x <= 1: (-x)**(n-1)/(n-1)! (psi(n) - log x) - sum over m != n-1 of (-x)**m / ((m-n+1) m!)."""
+    eps = np.finfo(x.dtype).eps
+    nm1 = n - 1
+    safe_nm1 = jnp.where(nm1 == 0, jnp.ones_like(nm1), nm1)
+    ans = jnp.where(nm1 == 0, -jnp.log(x) - _EULER, 1 / safe_nm1)
+    psi = lax.digamma(jnp.maximum(n, 1))
+
+    def step(state):
+        going, i, fact, ans = state
+        i = i + 1
+        fact = fact * -x / i
+        at_pole = i == nm1
+        delta = jnp.where(at_pole, fact * (psi - jnp.log(x)), -fact / jnp.where(at_pole, jnp.ones_like(i), i - nm1))
+        ans = ans + delta
+        return (going, i, fact, ans), going & (jnp.abs(delta) >= jnp.abs(ans) * eps)
+
+    return _until_converged(step, (enabled, jnp.zeros_like(x), jnp.ones_like(x), ans))[3]
+
+
+def _expn_fraction(n, x, enabled):
+    """E_n(x) for x > 1: exp(-x) times the continued fraction 1/(x + n - 1*n/(x + n + 2 - ...)), by Lentz."""
+    eps = np.finfo(x.dtype).eps
+    tiny = np.finfo(x.dtype).tiny / eps
+    b = x + n
+    d = 1 / b
+
+    def step(state):
+        going, i, b, c, d, h = state
+        i = i + 1
+        an = -i * (n - 1 + i)
+        b = b + 2
+        d = 1 / (an * d + b)
+        c = b + an / c
+        delta = c * d
+        return (going, i, b, c, d, h * delta), going & (jnp.abs(delta - 1) >= eps)
+
+    h = _until_converged(step, (enabled, jnp.zeros_like(x), b, jnp.full_like(x, 1 / tiny), d, d))[5]
+    return h * jnp.exp(-x)
+
+
+def _expn_value(n, x):
+    small = x <= 1
+    positive = x > 0
+    safe_x = jnp.where(positive, x, jnp.ones_like(x))
+    series = _expn_series(n, jnp.where(small & positive, safe_x, jnp.full_like(x, 0.5)), small & positive & (n > 0))
+    fraction = _expn_fraction(n, jnp.where(small, jnp.full_like(x, 2.0), x), ~small & (n > 0))
+    out = jnp.where(small, series, fraction)
+    out = jnp.where(n == 0, jnp.exp(-safe_x) / safe_x, out)
+    at_zero = jnp.where(n > 1, 1 / jnp.where(n > 1, n - 1, jnp.ones_like(n)), jnp.full_like(x, np.inf))
+    out = jnp.where(x == 0, at_zero, out)
+    bad = (n < 0) | (x < 0) | (n != jnp.floor(n)) | jnp.isnan(x) | jnp.isnan(n)
+    return jnp.where(bad, jnp.full_like(x, np.nan), jnp.where(x == np.inf, jnp.zeros_like(x), out))
+
+
+_expn = custom_jvp(_expn_value, nondiff_argnums=(0,))
+
+
+@_expn.defjvp
+def _expn_jvp(n, primals, tangents):
+    """d/dx E_n(x) = -E_{n-1}(x) (E_0(x) = exp(-x)/x; d/dx E_0 = -E_0 (1 + 1/x))."""
+    (x,), (t,) = primals, tangents
+    ans = _expn(n, x)
+    below = _expn(jnp.maximum(n - 1, 0), x)
+    return ans, t * jnp.where(n == 0, -ans * (1 + 1 / x), -below)
+
+
+def expn(n, x):
+    """The generalized exponential integral E_n(x) = integral of exp(-x t) / t**n from 1 to inf,
+    for integer n >= 0 and x >= 0 (NaN otherwise)."""
+    n, x = _real("expn", n, x)
+    return _expn(n, x)
+
+
+def exp1(x):
+    """E_1(x) = integral of exp(-t) / t from x to inf, for x >= 0."""
+    (x,) = _real("exp1", x)
+    return _expn(jnp.ones_like(x), x)
+
+
+_EI_ASYMPTOTIC_FROM = 40.0  # the asymptotic series reaches float64 rounding from here (40!/40**40 ~ 7e-17)
+
+
+def _ei_positive(x):
+    """Ei(x) for x > 0: gamma + log x + sum x**k / (k k!) below 40, the asymptotic series
+    exp(x)/x * sum k!/x**k above."""
+    eps = np.finfo(x.dtype).eps
+    small = x <= _EI_ASYMPTOTIC_FROM
+    xs = jnp.where(small, x, jnp.ones_like(x))
+    xl = jnp.where(small, jnp.full_like(x, 2 * _EI_ASYMPTOTIC_FROM), x)
+
+    def series_step(state):
+        going, k, fact, total = state
+        k = k + 1
+        fact = fact * xs / k
+        term = fact / k
+        return (going, k, fact, total + term), going & (term >= eps * (total + term))
+
+    zero = jnp.zeros_like(x)
+    total = _until_converged(series_step, (small, zero, jnp.ones_like(x), zero))[3]
+
+    def asymptotic_step(state):
+        going, k, term, total = state
+        k = k + 1
+        term = term * k / xl
+        return (going, k, term, total + term), going & (term >= eps)
+
+    asymptotic = _until_converged(asymptotic_step, (~small, zero, jnp.ones_like(x), zero))[3]
+    return jnp.where(small, total + jnp.log(xs) + _EULER, jnp.exp(xl) * (1 + asymptotic) / xl)
+
+
+def _expi_value(x):
+    positive = x > 0
+    ei = _ei_positive(jnp.where(positive, x, jnp.ones_like(x)))
+    e1 = _expn_value(jnp.ones_like(x), jnp.where(positive, jnp.ones_like(x), -x))
+    out = jnp.where(positive, ei, -e1)
+    out = jnp.where(x == np.inf, jnp.full_like(x, np.inf), out)
+    return jnp.where(x == 0, jnp.full_like(x, -np.inf), out)
+
+
+_expi = custom_jvp(_expi_value)
+_expi.defjvps(lambda t, ans, x: t * jnp.exp(x) / x)
+
+
+def expi(x):
+    """The exponential integral Ei(x) = -principal value of the integral of exp(-t)/t from -x to inf."""
+    (x,) = _real("expi", x)
+    return _expi(x)
+
+__all__ = ["spence", "owens_t", "expn", "exp1", "expi"]

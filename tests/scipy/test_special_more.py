@@ -36,6 +36,12 @@ CASES = {
     "spence": (S.spence, ss.spence, (np.array([-1, 0, 0.1, 0.4, 0.5, 0.9, 1, 1.3, 1.7, 2.5, 10, 1e3, np.nan]),), 1e-14, 2e-6),
     "owens_t": (S.owens_t, ss.owens_t, (np.array([0.0, 0.3, 1.0, 2.5, -1.5, 0.5, 4.0]), np.array([0.5, 1.0, 2.0, -0.7, 3.0, 0.1, 0.9])),
                 1e-12, 2e-5),
+    "expn": (S.expn, ss.expn, np.broadcast_arrays(np.array([0.0, 1.0, 2.0, 5.0, 20.0])[:, None],
+                                                  np.array([0, 1e-8, 0.1, 0.5, 1.0, 1.5, 3, 10, 41, 200, np.inf])[None, :]),
+             1e-13, 5e-6),
+    "exp1": (S.exp1, ss.exp1, (np.array([0, 1e-8, 0.1, 0.5, 1.0, 1.5, 3, 10, 41, 80, np.inf]),), 1e-13, 5e-6),
+    "expi": (S.expi, ss.expi, (np.array([-np.inf, -50, -3, -0.5, -1e-8, 0, 1e-8, 0.3, 1, 5, 30, 39.9, 40.1, 80, np.inf]),),
+             1e-13, 5e-6),
 }
 
 
@@ -84,7 +90,7 @@ def _fd(f, args, i, h=1e-6):
 
 @pytest.mark.parametrize("name, argnums", [
     ("gammainc", (0, 1)), ("gammaincc", (0, 1)), ("poch", (0, 1)), ("erfcx", (0,)), ("dawsn", (0,)),
-    ("boxcox", (0, 1)), ("rel_entr", (0, 1)), ("spence", (0,)), ("owens_t", (0, 1)),
+    ("boxcox", (0, 1)), ("rel_entr", (0, 1)), ("spence", (0,)), ("owens_t", (0, 1)), ("exp1", (0,)), ("expi", (0,)),
 ])
 def test_derivatives_match_finite_differences(name, argnums, x64):
     f = getattr(S, name)
@@ -93,6 +99,7 @@ def test_derivatives_match_finite_differences(name, argnums, x64):
             "boxcox": (np.array([0.5, 2.0, 9.0]), np.array([0.3, -1.0, 2.0])),
             "rel_entr": (np.array([0.1, 0.5, 2.0]), np.array([0.2, 0.5, 1.5])),
             "spence": (np.array([0.2, 0.7, 1.6, 3.0]),),
+            "exp1": (np.array([0.2, 0.9, 1.6, 30.0]),), "expi": (np.array([-2.0, 0.7, 1.6, 45.0]),),
             "owens_t": (np.array([0.3, 1.0, 2.5]), np.array([0.5, 2.0, -0.7]))}.get(name, (A[:4], X[1:5]))
     for i in argnums:
         got = jax.vmap(jax.grad(f, argnums=i))(*args)
@@ -105,3 +112,9 @@ def test_jit_and_vmap_agree_with_eager():
     np.testing.assert_allclose(np.asarray(jax.jit(S.gammainc)(a, x)), eager, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(jax.vmap(S.betainc, in_axes=(0, 0, None))(a, x, np.float32(0.4))),
                                np.asarray(S.betainc(a, x, np.float32(0.4))), rtol=1e-6)
+
+
+def test_expn_derivative_is_minus_the_next_lower_order(x64):
+    n, x = np.array([0.0, 1.0, 2.0, 6.0]), np.array([0.4, 1.5, 0.8, 3.0])
+    got = jax.vmap(jax.grad(S.expn, argnums=1))(n, x)
+    np.testing.assert_allclose(np.asarray(got), _fd(ss.expn, (n, x), 1), rtol=1e-6)
