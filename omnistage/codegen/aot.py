@@ -441,9 +441,10 @@ class AotProgram:
     NumbaProgram (same module, same LLVM optimization), so the same results; if the kernel
     reports an error, the call is repeated on the Numba path, which raises it properly.
 
-    A library is always the serial build. When the module has parallel loops, the process moves
-    to the Numba path (Numba's cached machine code, parallel loops and all) once its calls have
-    taken parallel.TIER_UP_S in total (the rent-or-buy rule, see parallel.py)."""
+    A library is always the serial build. When the module has parallel loops, the process tries
+    the Numba path (Numba's cached machine code, parallel loops and all) once its calls have
+    taken parallel.TIER_UP_S in total (the rent-or-buy rule), and from then on runs whichever of
+    the two a parallel.BuildChoice finds faster."""
 
     backend = "numba_cpu"
     cache_status = "native library loaded from the disk cache"
@@ -461,12 +462,20 @@ class AotProgram:
         self._consts = [np.ascontiguousarray(c) for c in program.consts.values()]
         self._slots = ctypes.c_void_p * (len(ins) + len(outs))
         self._numba = None
-        self._tier = parallel.TierUp() if record.get("parallel") else None  # the library is the serial build
+        self._tier = parallel.BuildChoice() if record.get("parallel") else None  # the library is the serial build
 
     def __call__(self, *args):
-        if self._tier is not None and self._tier.due:
-            return self._numba_program(parallel_now=True)(*args)
-        start = time.perf_counter() if self._tier is not None else 0.0
+        tier = self._tier
+        start = None
+        if tier is not None:
+            if tier.parallel:
+                numba_program = self._numba_program(parallel_now=True)  # loaded before the clock starts
+                start = tier.start()
+                out = numba_program(*args)
+                if start is not None:
+                    tier.record(True, time.perf_counter() - start)
+                return out
+            start = tier.start()
         ins = [_c_buffer(a, dt) for a, dt in zip(args, self._in_dtypes)]
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
         slots = self._slots(*[a.__array_interface__["data"][0] for a in (*ins, *self._consts, *outs)])
@@ -476,8 +485,8 @@ class AotProgram:
             status = -1
         if status != 0:  # the Numba path raises the error properly
             return self._numba_program()(*args)
-        if self._tier is not None:
-            self._tier.add(time.perf_counter() - start)
+        if start is not None:
+            tier.record(False, time.perf_counter() - start)
         return tuple(outs)
 
     def _numba_program(self, parallel_now=False):

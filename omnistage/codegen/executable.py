@@ -38,9 +38,10 @@ class NumbaProgram:
 
     A module with parallel loops starts on its serial build (the program emitted without
     parallel loops, a module of its own in the cache: half the compile time in a cold process)
-    and moves to the parallel one once its calls have taken parallel.TIER_UP_S: the
-    rent-or-buy rule, so a program called a few times never pays for the parallel compile.
-    `serial_first=False` starts on the parallel build."""
+    and tries the parallel one once its calls have taken parallel.TIER_UP_S (the rent-or-buy
+    rule, so a program called a few times never pays for the parallel compile); from then on
+    a parallel.BuildChoice times both builds now and then and runs the faster (a loaded machine
+    makes the parallel one slower). `serial_first=False` runs the parallel build always."""
 
     backend = "numba_cpu"
     after_first_call = None  # what an instance's hook reads as once its hook has run
@@ -54,14 +55,14 @@ class NumbaProgram:
         memory_check.check_source(self.source, program.name)  # an array bigger than the machine: say where
         self.module = disk_cache.load_module(self.source, owner=self)  # freed after its last owner
         self._fn = getattr(self.module, self.fn_name)
-        self._tier = None  # while the serial build of a parallel program runs: parallel.TierUp
+        self._tier = None  # a parallel program's choice of build: parallel.BuildChoice
         self.serial_module = self.module  # what a native library is built from (aot.py)
         if "numba.prange(" in self.source:
             serial, _ = emit_module(program, vmath_lookup(), threads=False)
             self.serial_module = disk_cache.load_module(serial, owner=self)
             if serial_first:
                 self._parallel_fn, self._fn = self._fn, getattr(self.serial_module, self.fn_name)
-                self._tier = parallel.TierUp()
+                self._tier, self._parallel_ready = parallel.BuildChoice(), False
         # float16/bfloat16 inputs, outputs and constants are float32 in compiled code (narrow_floats)
         narrow_in, self._narrow_out = narrow_floats.narrow_boundary(program)
         self._widen_in = [i for i, n in enumerate(narrow_in) if n]
@@ -107,26 +108,28 @@ class NumbaProgram:
             args = list(args)
             for i in self._widen_in:
                 args[i] = np.float32(args[i]) if self._scalar_in[i] else _widened(args[i])
-        tier = self._tier  # read once: another thread may tier up (set it to None) meanwhile
-        if tier is not None and tier.due:
-            self._tier_up()
-        start = time.perf_counter() if tier is not None else 0.0
+        tier, fn, start = self._tier, self._fn, None  # read once: other threads may change them
+        if tier is not None:
+            on_parallel = tier.parallel
+            if on_parallel:
+                fn = self._parallel_fn if self._parallel_ready else self._tier_up()
+            start = tier.start()  # after the compile: it is not the build's running cost
         for i in self._arrays_in:
             if not args[i].flags.c_contiguous:  # jnp.zeros' stride 0, a view: copied (~90 ns a check)
                 args = _c_ordered(args, self._arrays_in)
                 break
         try:
-            out = self._fn(*args, *self._consts)
+            out = fn(*args, *self._consts)
         except TypeError:
             # no matching signature: a misaligned input; copy it
             retry = _c_ordered(args, self._arrays_in)
             if retry is None:
                 raise
-            out = self._fn(*retry, *self._consts)
+            out = fn(*retry, *self._consts)
         if self._any_narrow_out:
             out = tuple(o if n is None else _narrowed(o, n) for o, n in zip(out, self._narrow_out))
-        if tier is not None:  # after a tier-up this TierUp is detached: adding to it is harmless
-            tier.add(time.perf_counter() - start)
+        if start is not None:
+            tier.record(on_parallel, time.perf_counter() - start)
         if self.after_first_call is not None:
             # one atomic pop: of threads finishing their first calls together, one runs the hook
             hook = self.__dict__.pop("after_first_call", None)
@@ -135,15 +138,16 @@ class NumbaProgram:
         return out
 
     def _tier_up(self):
-        """Move to the parallel build (compiled now); if Numba cannot compile it, stay serial."""
-        self._tier = None
+        """The parallel build, compiled now; if Numba cannot compile it, the serial one for good."""
         try:
             _compile_once(self._parallel_fn, self.signature)
         except Exception as e:  # noqa: BLE001
             if not _is_numba_compile_error(e):
                 raise
-            return
-        self._fn = self._parallel_fn
+            self._tier = None
+            return self._fn
+        self._parallel_ready = True
+        return self._parallel_fn
 
     def as_text(self):
         return self.source

@@ -25,11 +25,16 @@ release the GIL). Numba sizes its pool from the CPUs this process may run on (sc
 so the pool does not oversubscribe the machine, and its threads never run while OpenBLAS's do:
 BLAS is called only outside parallel loops (`np.dot` statements are never inside one).
 
-A process runs a parallel program's serial build first, and moves to the parallel one once its
+A process runs a parallel program's serial build first, and tries the parallel one once its
 calls have taken TIER_UP_S (about what compiling the parallel build, or loading Numba for a
 process that runs the ahead-of-time library, costs): the rent-or-buy rule, so a program called a
 few times never pays for a parallel compile (~250 ms more than the serial one for selu), and one
 called a lot pays at most about twice what it would have paid had it known from the start.
+From then on BuildChoice keeps whichever build is faster on this machine now: a trial of the
+parallel build's mean call against the serial build's; the loser is re-tried after a wait that
+doubles each time it loses again (the rule and its numbers are in its docstring). On a quiet
+machine the parallel build wins; on a loaded one (other processes on every core) its threads
+wait for each other and it loses by 5x (128x1024 selu) to 90x (1e6 selu).
 
 Measured on the 2-core shared machine this was written on (2026-11, session 5, omp layer,
 `jit` of the benchmark cases, serial (OMNISTAGE_PARALLEL=0) vs parallel, medians of 30 calls):
@@ -40,11 +45,14 @@ libgomp's defaults (workers spin briefly, then sleep) measured best: OMP_WAIT_PO
 cost ~40 us per loop (a futex wake-up; selu 1e5 70 us), a shorter GOMP_SPINCOUNT made one run
 with a busy neighbour 20x slower. Oversubscription is the risk: with the AOT builder compiling
 beside a process (2 cores, 3 busy threads) a parallel selu 1e6 once took 8 ms a call, and
-session 2 saw 28x slowdowns at load ~9. OMNISTAGE_PARALLEL=0 turns parallel loops off.
+session 2 saw 28x slowdowns at load ~9: what BuildChoice now detects and undoes.
+OMNISTAGE_PARALLEL=0 turns parallel loops off.
 """
 import ast
 import os
 import re
+import threading
+import time
 
 from ..core import ast_threads
 
@@ -56,28 +64,145 @@ PARALLEL_MIN_WORK = 1 << 18  # statements a loop nest must run to be split over 
 NJIT_OPTION = ("parallel={'prange': True, 'comprehension': False, 'reduction': False, 'inplace_binop': False, "
                "'setitem': False, 'numpy': False, 'stencil': False, 'fusion': False}")
 
-TIER_UP_S = 0.6  # seconds of serial calls after which a process moves to the parallel build
+TIER_UP_S = 0.6  # seconds of serial calls after which a process first tries the parallel build
+
+# The adaptive choice between the builds (BuildChoice; the measurements are in the module docstring)
+TRIAL_S = 0.05  # seconds of calls a timed phase lasts: a trial of the parallel build, a fresh serial mean
+TRIAL_MIN_CALLS = 3  # and at least this many calls (besides the phase's first, not counted)
+MARGIN = 0.10  # the parallel build goes back to serial when its mean call is this much slower
+CLEAR_LOSS = 4.0  # a trial ends at once when its calls have taken this many times the serial mean
+RETRY_S = 0.5  # seconds of serial calls after a lost trial before the next; doubles per loss
+RECHECK_S = 1.0  # seconds of parallel calls after a won trial before the next check; doubles per win
+MAX_WAIT_S = 30.0  # the most either wait grows to
+SAMPLE_EVERY = 16  # between trials, one call in this many is timed
 
 
-class TierUp:
-    """Rent or buy, for one program in one process: the seconds its calls have spent on the
-    serial build; `due` once they pass TIER_UP_S. `skip_first`: the first call compiles, and
-    its time is not the serial build's running cost."""
+class BuildChoice:
+    """Which build, serial or parallel, one program's calls run in one process, and which calls
+    to time. Callers read `parallel` (the build to run), call `start()` just before the call (a
+    perf_counter() reading when this call is to be timed, else None) and, when it was not None,
+    `record(parallel, seconds)` after it.
 
-    __slots__ = ("spent", "_skip")
+    The rule, phase by phase (PHASES; `rent` first):
+      rent      serial, every call timed, until they have cost TIER_UP_S (rent or buy: this pays
+                for the parallel compile); their mean, the first call left out, is the serial mean;
+      trial     parallel, every call timed, for TRIAL_S (at least TRIAL_MIN_CALLS calls, the first
+                left out: it wakes the thread pool), or less once the calls have cost CLEAR_LOSS
+                serial means each. A mean more than MARGIN above the serial mean loses: `serial`;
+                else (also when there is no serial mean to compare with) `parallel`;
+      serial    serial, one call in SAMPLE_EVERY timed, for RETRY_S of calls, which doubles per
+                lost trial (at most MAX_WAIT_S), then `resample`;
+      parallel  parallel, one call in SAMPLE_EVERY timed, for RECHECK_S of calls, doubling per won
+                trial (at most MAX_WAIT_S), then `resample`; sooner if its calls come to cost
+                CLEAR_LOSS serial means each (the machine got busy);
+      resample  serial, every call timed, for TRIAL_S (the first call left out): a fresh serial
+                mean, then `trial`.
+    Waits are seconds spent in this program's calls, so a machine busy enough to slow them is
+    re-checked sooner in calls, not later. A loaded machine spends on trials at most about
+    TRIAL_S per RETRY_S..MAX_WAIT_S of calls (10% falling to 0.2%), a quiet one TRIAL_S of serial
+    calls per RECHECK_S..MAX_WAIT_S, and either gets the faster build back within about MAX_WAIT_S
+    of calls once its load changes.
 
-    def __init__(self, skip_first=False):
-        self.spent, self._skip = 0.0, skip_first
+    Means, not medians: on a loaded machine the parallel build's cost is its tail. On the
+    2-core machine this was written on, at load ~10, a 128x1024 selu took a median of 15.6 us
+    parallel against 28.7 us serial but a mean of 850 against 164 us (1 call in 30 waited ~24 ms
+    for a descheduled worker thread); at 1e6 elements the parallel median was 20 ms against
+    0.22 ms serial.
 
-    def add(self, seconds):
-        if self._skip:
+    Threads: several may call one program. The hot path takes no lock: counts and sums are
+    updated racily (a lost update only shifts a mean or a wait a little), a call is credited
+    only to the build it ran on (`record` drops it otherwise), and a phase change is made by the
+    one thread that takes a non-blocking lock. Both builds give the same bits (parallelize()
+    splits only loops whose iterations share nothing), so a switch between calls, or two threads
+    on different builds at once, changes no result."""
+
+    # phase: (runs the parallel build, one call in how many timed)
+    PHASES = {
+        "rent": (False, 1),
+        "trial": (True, 1),
+        "serial": (False, SAMPLE_EVERY),
+        "parallel": (True, SAMPLE_EVERY),
+        "resample": (False, 1),
+    }
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.serial_mean = None  # seconds a serial call takes, from the last rent/resample phase
+        self.trial_mean = None  # the last trial's mean call
+        self.retry_s, self.recheck_s = RETRY_S, RECHECK_S  # the next waits (backoff)
+        self.trials = self.losses = 0
+        self._wait = 0.0  # seconds of calls the `serial`/`parallel` phase lasts
+        self._first = None  # the first serial call's time: the serial mean when it is the only one
+        self._enter("rent" if TIER_UP_S >= 0 else "trial")  # TIER_UP_S < 0: parallel from the first call
+
+    def _enter(self, phase):
+        # the build first: a call still running on the old one is then dropped by `record`
+        self.parallel, self._every = self.PHASES[phase]
+        self.phase = phase
+        self._sum, self._count, self._spent, self._tick = 0.0, 0, 0.0, 0
+        self._skip = self._every == 1
+
+    def start(self):
+        self._tick -= 1
+        if self._tick > 0:
+            return None
+        self._tick = self._every
+        return time.perf_counter()
+
+    def record(self, parallel, seconds):
+        """Credit one timed call of the `parallel` (True) or serial build."""
+        if parallel != self.parallel:
+            return  # it started before a phase change: it says nothing about this phase
+        phase = self.phase
+        self._spent += seconds * self._every
+        if self._skip:  # the phase's first call: a cold cache, a waking thread pool
             self._skip = False
+            if phase == "rent":
+                self._first = seconds
         else:
-            self.spent += seconds
+            self._sum += seconds
+            self._count += 1
+        if self._done(phase):
+            self._advance(phase, self._sum / self._count if self._count else None)
 
-    @property
-    def due(self):
-        return self.spent > TIER_UP_S
+    def _done(self, phase):
+        if phase == "rent":
+            return self._spent > TIER_UP_S
+        total, count = self._sum, self._count
+        if self.parallel and self.serial_mean and total > CLEAR_LOSS * self.serial_mean * max(count, 1):
+            return True  # a clear loss: more calls would only cost more
+        if phase in ("serial", "parallel"):
+            return self._spent > self._wait
+        return total >= TRIAL_S and count >= TRIAL_MIN_CALLS
+
+    def _advance(self, phase, mean):
+        """Leave `phase`, if it is still the current one, given its mean call (or None)."""
+        if not self._lock.acquire(blocking=False):
+            return  # another thread is moving on
+        try:
+            if self.phase == phase:
+                self._enter(self._next(phase, mean))
+        finally:
+            self._lock.release()
+
+    def _next(self, phase, mean):
+        if phase in ("serial", "parallel"):
+            return "resample"
+        if phase != "trial":  # rent, resample
+            self.serial_mean = mean if mean is not None else self._first
+            return "trial"
+        self.trials += 1
+        self.trial_mean = mean
+        if mean is not None and self.serial_mean and mean > (1 + MARGIN) * self.serial_mean:
+            self.losses += 1
+            self._wait, self.retry_s, self.recheck_s = self.retry_s, min(2 * self.retry_s, MAX_WAIT_S), RECHECK_S
+            return "serial"
+        self._wait, self.recheck_s, self.retry_s = self.recheck_s, min(2 * self.recheck_s, MAX_WAIT_S), RETRY_S
+        return "parallel"
+
+    def __repr__(self):
+        return (f"BuildChoice({self.phase}, serial mean {self.serial_mean}, last trial {self.trial_mean}, "
+                f"{self.losses}/{self.trials} trials lost, next waits {self.retry_s}/{self.recheck_s} s)")
 
 
 _TOP_LOOP = re.compile(r"^    for (\w+) in range\((\d+)\):$")
@@ -270,4 +395,4 @@ def _assignment_targets(text):
     return out
 
 
-__all__ = ["enabled", "parallelize", "NJIT_OPTION", "PARALLEL_MIN_WORK", "TIER_UP_S", "TierUp"]
+__all__ = ["enabled", "parallelize", "NJIT_OPTION", "PARALLEL_MIN_WORK", "TIER_UP_S", "BuildChoice"]

@@ -230,8 +230,8 @@ def test_a_process_runs_the_serial_build_until_its_calls_have_cost_enough(monkey
     assert "numba.prange(" in compiled.as_text()
     monkeypatch.setattr(parallel, "TIER_UP_S", 1e9)
     results = [np.asarray(compiled(x)) for _ in range(3)]
-    assert ex._fn is not ex._parallel_fn and "parallel" not in ex._fn.targetoptions
+    assert not ex._tier.parallel and not ex._parallel_fn.overloads and "parallel" not in ex._fn.targetoptions
     monkeypatch.setattr(parallel, "TIER_UP_S", 0.0)
-    results += [np.asarray(compiled(x)) for _ in range(2)]  # the second of these moves up
-    assert ex._fn is ex._parallel_fn and "parallel" in ex._fn.targetoptions  # (Numba empties the dict)
+    results += [np.asarray(compiled(x)) for _ in range(2)]  # the first of these ends the rent
+    assert ex._tier.parallel and ex._parallel_fn.overloads and "parallel" in ex._parallel_fn.targetoptions  # (Numba empties the dict)
     assert all(r.tobytes() == results[0].tobytes() for r in results)
