@@ -4,6 +4,7 @@ generated CUDA host drivers call (`omnistage.codegen.cuda.collectives`).
     comm = NcclCommunicator.from_mpi(mpi_comm)   # collective: rank 0's NCCL id, broadcast by MPI
     comm.allreduce(src, dst, "sum")              # ncclAllReduce on the kernels' stream
     comm.allgather(src, dst)                     # ncclAllGather, ranks' rows in rank order
+    comm.ppermute(src, dst, pairs)               # ncclSend/ncclRecv of rows, one group
 
 `src`/`dst` are C-contiguous device arrays (CuPy's, Numba's, anything with
 `__cuda_array_interface__`); the call is enqueued on the stream Numba launches the kernels on
@@ -111,6 +112,24 @@ class NcclCommunicator:
         # a gather moves bytes: every dtype (int16, bfloat16's bits, ...) travels as uint8
         count = int(np.prod(src.shape, dtype=np.int64)) * np.dtype(src.dtype).itemsize
         self.comm.allGather(device_pointer(src), device_pointer(dst), count, self.nccl.NCCL_UINT8, self.stream)
+
+
+    def ppermute(self, src, dst, pairs):
+        """Rows of `src` (axis 0: this process's examples) sent to the processes of their
+        destinations, received into `dst`: one ncclSend/ncclRecv per pair, in one group (NCCL
+        matches a peer's sends and receives in order, and every process walks the same pairs)."""
+        local = src.shape[0]
+        row = int(np.prod(src.shape[1:], dtype=np.int64)) * np.dtype(src.dtype).itemsize
+        send_base, recv_base = device_pointer(src), device_pointer(dst)
+        self.nccl.groupStart()
+        try:
+            for s, t in pairs:
+                if s // local == self.rank:
+                    self.comm.send(send_base + (s % local) * row, row, self.nccl.NCCL_UINT8, t // local, self.stream)
+                elif t // local == self.rank:
+                    self.comm.recv(recv_base + (t % local) * row, row, self.nccl.NCCL_UINT8, s // local, self.stream)
+        finally:
+            self.nccl.groupEnd()
 
 
 def communicator_factory(mpi_comm):

@@ -1,6 +1,6 @@
 """A fake of CuPy's `cupy.cuda.nccl` module for tests without a GPU: the calls
 `omnistage.distributed.nccl.NcclCommunicator` makes (get_unique_id, NcclCommunicator(size, uid,
-rank), allReduce/allGather on raw device pointers), with the ranks of a job as threads of this
+rank), allReduce/allGather/send/recv on raw device pointers, groupStart/groupEnd), with the ranks of a job as threads of this
 process. Under Numba's CUDA simulator device memory is host memory, so the fake reads and
 writes the buffers through the very pointers, counts and NCCL datatypes the communicator
 computes: a wrong pointer, count, type or op gives a wrong answer here too.
@@ -37,6 +37,8 @@ class _World:
         self.size = size
         self.barrier = threading.Barrier(size, timeout=60)
         self.slots = [None] * size
+        self.mail = {}  # (sender, receiver) -> bytes sent and not yet received, in order
+        self.mail_ready = threading.Condition()
 
 
 def _world(uid, size):
@@ -81,6 +83,36 @@ class NcclCommunicator:
         calls.append((self._rank, "allGather", count, datatype, None, stream))
         everyone = self._exchange(_view(sendbuf, count, datatype).copy())
         _view(recvbuf, count * self.world.size, datatype)[:] = np.concatenate(everyone)
+
+
+    # point-to-point: a send is buffered at once (so a group's sends never wait), a receive
+    # waits for its peer's next message
+
+    def send(self, sendbuf, count, datatype, peer, stream):
+        calls.append((self._rank, "send", count, datatype, peer, stream))
+        w = self.world
+        with w.mail_ready:
+            w.mail.setdefault((self._rank, peer), []).append(_view(sendbuf, count, datatype).copy())
+            w.mail_ready.notify_all()
+
+    def recv(self, recvbuf, count, datatype, peer, stream):
+        calls.append((self._rank, "recv", count, datatype, peer, stream))
+        w = self.world
+        with w.mail_ready:
+            if not w.mail_ready.wait_for(lambda: w.mail.get((peer, self._rank)), timeout=60):
+                raise TimeoutError(f"rank {self._rank} waited for a message from rank {peer}")
+            _view(recvbuf, count, datatype)[:] = w.mail[(peer, self._rank)].pop(0)
+
+
+_group_depth = threading.local()
+
+
+def groupStart():
+    _group_depth.n = getattr(_group_depth, "n", 0) + 1
+
+
+def groupEnd():
+    _group_depth.n -= 1
 
 
 class FakeMpiComm:

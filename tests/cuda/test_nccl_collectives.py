@@ -72,7 +72,9 @@ def run_ranks(fn, size=RANKS):
 def collectives_of(x):
     return dict(psum=lax.psum(x, "i"), pmean=lax.pmean(x, "i"), pmax=lax.pmax(x, "i"), pmin=lax.pmin(x, "i"),
                 all_gather=lax.all_gather(x, "i"), tiled=lax.all_gather(x, "i", tiled=True),
-                index=lax.axis_index("i") * 10, total=lax.psum(jnp.sum(x), "i"))
+                index=lax.axis_index("i") * 10, total=lax.psum(jnp.sum(x), "i"),
+                swap=lax.ppermute(x, "i", [(0, 1), (1, 0)]), one_way=lax.ppermute(x * 2, "i", [(1, 0)]),
+                stay=lax.ppermute(x, "i", [(0, 0)]))
 
 
 def global_batch(dtype):
@@ -95,6 +97,7 @@ def test_gpu_pmap_collectives_give_the_one_process_answer(two_processes, count_h
     compiled = jax.pmap(f, axis_name="i", backend="cuda").lower(data[:1]).compile()
     text = compiled.as_text()
     assert "_coll.allreduce(" in text and "_coll.allgather(" in text and "_coll.rank()" in text
+    assert "_coll.ppermute(" in text
     assert "host_call" not in text  # no collective takes a host round trip
 
     copies = count_host_copies()
@@ -103,6 +106,7 @@ def test_gpu_pmap_collectives_give_the_one_process_answer(two_processes, count_h
     if dtype != "int16":  # int16 sums travel widened: the simulator's astype is a host copy
         assert copies == [], "a collective went through the host"
     assert {c[5] for c in fake_nccl.calls} == {kernel_stream()}  # on the kernels' stream
+    assert {c[1] for c in fake_nccl.calls} == {"allReduce", "allGather", "send", "recv"}
 
     want = jax.jit(jax.vmap(f, axis_name="i"), backend="cpu")(data)
     for rank, got in enumerate(outs):

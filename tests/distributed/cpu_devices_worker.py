@@ -4,7 +4,6 @@ OMNISTAGE_CPU_DEVICES or XLA_FLAGS, argv[1] the count expected), alone or under
 the global batch. Reports (`report.py`) one line per check, then `done`."""
 import os
 import sys
-import traceback
 
 import numpy as np
 
@@ -12,7 +11,7 @@ import omnistage as jax
 import omnistage.numpy as jnp
 from omnistage import lax
 from omnistage.distributed import launcher
-from tests.distributed.report import report
+from tests.distributed.report import checker, report
 
 if launcher.detect(os.environ) is not None:
     jax.distributed.initialize()
@@ -21,16 +20,7 @@ N = P * L
 MINE = slice(RANK * L, (RANK + 1) * L)
 
 
-def check(name):
-    def run(fn):
-        try:
-            fn()
-        except Exception:  # noqa: BLE001 - reported to the test, which fails
-            report(RANK, "FAIL", name, traceback.format_exc().strip().replace("\n", " | "))
-        else:
-            report(RANK, "ok", name)
-
-    return run
+check = checker(RANK)
 
 
 @check("devices")

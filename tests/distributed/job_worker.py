@@ -59,12 +59,15 @@ elif mode == "aot":  # with OMNISTAGE_AOT=1: the first job builds the native lib
     aot.wait_for_builds()
     report(RANK, "ok", "done")
 elif mode == "cuda":  # under NUMBA_ENABLE_CUDASIM=1
-    g = jax.pmap(lambda v: (lax.psum(v, "i"), lax.all_gather(v, "i")), axis_name="i", backend="cuda")
-    total, gathered = g(x)
+    g = jax.pmap(lambda v: (lax.psum(v, "i"), lax.all_gather(v, "i"), lax.ppermute(v, "i", [(0, 1)])),
+                 axis_name="i", backend="cuda")
+    total, gathered, moved = g(x)
+    assert np.array_equal(np.asarray(moved), np.full((1, 3), float(RANK), np.float32)), moved  # 0 sends its 1.0 to 1
     assert np.array_equal(np.asarray(total), np.full((1, 3), 3.0, np.float32)), total
     assert np.array_equal(np.asarray(gathered), np.array([[[1.0] * 3, [2.0] * 3]], np.float32)), gathered
     text = g.lower(x).compile().as_text()
-    assert "_coll.allreduce(" in text and "_coll.allgather(" in text and "host_call" not in text
+    assert "_coll.allreduce(" in text and "_coll.allgather(" in text and "_coll.ppermute(" in text
+    assert "host_call" not in text
     report(RANK, "ok", "done")
 elif mode == "abort":
     if RANK == 1:

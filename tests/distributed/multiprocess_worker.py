@@ -6,12 +6,11 @@ compared with the one-process reference: `vmap` with the same axis name over the
 (inside a job, vmap stays local to its process), whose rows for this process are the expected
 local shard. Reports (`report.py`) `<rank> ok <name>` or `<rank> FAIL <name>: <why>`, then `done`.
 """
-import traceback
 
 import numpy as np
 
 import omnistage as jax
-from tests.distributed.report import report
+from tests.distributed.report import checker, report
 import omnistage.numpy as jnp
 from omnistage import lax
 
@@ -22,17 +21,7 @@ N = P * L  # the global mapped axis
 MINE = slice(RANK * L, (RANK + 1) * L)
 
 
-def check(name):
-    def run(fn):
-        try:
-            fn()
-        except Exception:  # noqa: BLE001 - reported to the test, which fails
-            why = traceback.format_exc().strip().replace("\n", " | ")
-            report(RANK, "FAIL", name, why)
-        else:
-            report(RANK, "ok", name)
-
-    return run
+check = checker(RANK)
 
 
 def close(got, want, dtype):

@@ -13,8 +13,10 @@ kernels after it are enqueued; nothing is copied to the host:
     k_broadcast_in_dim_1[_cu.grid(3)](broadcast_in_dim_1, process_allreduce_1)
 
 The calls go to this process's GPU *communicator*: an object with `rank`, `size`,
-`allreduce(src, dst, op)` and `allgather(src, dst)` on device arrays (C-contiguous, `dst`
-preallocated; allgather concatenates every rank's `src` in rank order). The real one is NCCL
+`allreduce(src, dst, op)`, `allgather(src, dst)` and `ppermute(src, dst, pairs)` on device
+arrays (C-contiguous, `dst` preallocated; allgather concatenates every rank's `src` in rank
+order; ppermute moves rows between processes, `pairs` being global (source, destination)
+example indices whose processes differ). The real one is NCCL
 through CuPy (`omnistage.distributed.nccl.NcclCommunicator`), built on the first GPU collective
 by the factory that `distributed.initialize()` installs (building it is itself collective: the
 NCCL id is broadcast over MPI). Where NCCL cannot run (Numba's CUDA simulator, no CuPy) the
@@ -100,6 +102,14 @@ class HostStaged:
     def allgather(self, src, dst):
         _store(dst, self.group.allgather(_cu().to_host(src)))
 
+    def ppermute(self, src, dst, pairs):
+        host, local = _cu().to_host(dst).copy(), src.shape[0]
+        everyone = self.group.allgather(_cu().to_host(src))
+        for s, t in pairs:
+            if t // local == self.rank:
+                host[t % local] = everyone[s]
+        _store(dst, host)
+
 
 def _store(dst, host):
     """Copy host array `host` into the device array `dst` (same size)."""
@@ -132,6 +142,26 @@ def allreduce(src, dst, op):
 def allgather(src, dst):
     """`dst` = every process's `src`, concatenated along axis 0 in process order."""
     communicator().allgather(_dense(src), dst)
+    return dst
+
+
+def ppermute(src, dst, perm):
+    """`dst` = lax.ppermute of this process's examples `src` (rows, axis 0) over a global axis of
+    every process's: `perm` holds (source, destination) global indices; rows that receive
+    nothing are zeros. Pairs within this process are device copies; the others go to the
+    communicator (NCCL send/recv in one group)."""
+    comm, local = communicator(), src.shape[0]
+    src = _dense(src)
+    _cu_copy(dst, _cu().to_device(np.zeros(tuple(dst.shape), dst.dtype)))
+    across = []
+    for s, t in perm:
+        if s // local == t // local:
+            if s // local == comm.rank:
+                _cu_copy(dst[t % local], src[s % local])
+        else:
+            across.append((s, t))
+    if across:  # the same pairs on every process, so all of them call it or none
+        comm.ppermute(src, dst, tuple(across))
     return dst
 
 
