@@ -9,7 +9,7 @@ count); omnistage's own runtime kernels (`kernels.py`, `vmath`, `support`) come 
 cache, warmed by a first untimed run, as they are on any machine after first use. JAX has no
 persistent cache here. Steady-state call times are in cpu.py/grad.py/vmap.py.
 
-Also: `random.normal` of a (10, 3) matrix, the seeds' `split` + `normal((2, 3))` in float32 and
+Also: mnist_vae's image grid (issue 18: pure data movement), `random.normal` of a (10, 3) matrix, the seeds' `split` + `normal((2, 3))` in float32 and
 complex64, `jit(vmap(spectral radius))` on 128 3x3 matrices, selu, and the seeds' stax + adam
 training step (complex inputs, vmap, value_and_grad). `--breakdown` splits omnistage's first
 call into tracing, passes, emission, module loading and Numba's typing, lowering and LLVM.
@@ -127,6 +127,14 @@ def train_batch(step, opt_state, batch):
 batch = (np.random.rand(64, 2, 2) + 1j * np.random.rand(64, 2, 2)).astype(np.complex64)
 state = opt_init(params)
 RUN = lambda: train_batch(0, state, batch)
+"""),
+    "image_grid": ("mnist_vae's image grid (100 transposes, stacks)", """
+def image_grid(imagevecs, nrow=10, ncol=10, imshape=(28, 28)):
+    images = iter(imagevecs.reshape((-1,) + imshape))
+    return xnp.vstack([xnp.hstack([next(images).T for _ in range(ncol)][::-1]) for _ in range(nrow)]).T
+f = fw.jit(image_grid)
+x = np.random.rand(100, 784) > 0.5
+RUN = lambda: f(x)
 """),
 }
 

@@ -187,6 +187,33 @@ class ModuleEmitter:
         self._emitted = set()
         self.const_names = list(program.consts)
         self.calls_python = False  # set by debug.print's lowering (object mode)
+        self._param_arrays = {}  # int64 parameter tuple -> placeholder of its module constant
+
+    def param_array(self, values):
+        """The name of a module-level int64 array constant holding `values` (a kernel's static
+        parameters): Numba freezes a global array into the machine code, where an
+        `np.array((...))` in the function costs a compiled overload per tuple length, and a
+        literal argument a kernel specialization per value. Named when the module is done."""
+        values = tuple(int(v) for v in values)
+        if values not in self._param_arrays:
+            self._param_arrays[values] = f"\x00params{len(self._param_arrays)}\x00"
+        return self._param_arrays[values]
+
+    def _name_param_arrays(self, functions):
+        """(functions with the placeholders named, the constants' definitions): names no program
+        variable has."""
+        if not self._param_arrays:
+            return functions, []
+        taken = set(re.findall(r"\w+", "\n".join(functions)))
+        names, k = {}, 0
+        for placeholder in self._param_arrays.values():
+            while f"_params{k}" in taken:
+                k += 1
+            names[placeholder] = f"_params{k}"
+            k += 1
+        marker = re.compile("\x00params\\d+\x00")
+        functions = [marker.sub(lambda m: names[m.group(0)], f) for f in functions]
+        return functions, [f"{names[p]} = np.array({list(v)!r}, dtype=np.int64)" for v, p in self._param_arrays.items()]
 
     def body_function(self, ref):
         """Emit the body named `ref` (once); returns its function name."""
@@ -211,8 +238,9 @@ class ModuleEmitter:
             head.append(mpi_lowering.MODULE_IMPORT)  # multi-process collectives
         if self.vmath_used:
             head.append(f"from omnistage.codegen.vmath import {', '.join(sorted(self.vmath_used))}")
-        functions, constants = hoist_constants(self.functions + [entry])
-        blocks = ["\n".join(head + constants)] + functions
+        functions, params = self._name_param_arrays(self.functions + [entry])
+        functions, constants = hoist_constants(functions)
+        blocks = ["\n".join(head + constants + params)] + functions
         return "\n\n\n".join(blocks) + "\n"
 
 
@@ -267,7 +295,7 @@ class Emitter(ControlFlowEmitter):
         self.program = program
         self.module = module
         self.entry = entry
-        self.plan = Plan(program, kind_of, share_elementwise=True)
+        self.plan = Plan(program, kind_of, share_elementwise=True, copy_consumers=("concatenate",))
         self.lines = []
         self.indent = 1
         self._memo = {}
@@ -399,6 +427,62 @@ class Emitter(ControlFlowEmitter):
         lines.append("    " * len(rest) + f"{y}[{t}, {', '.join(idx)}] = {value}[{', '.join(idx)}]")
         return "\n".join(lines)
 
+    # --- data movement through the runtime copy kernel ---------------------------------------
+
+    def copies_by_kernel(self, size):
+        """Whether a copy of `size` elements goes through the copy kernel: always in a serial
+        build; in a parallel one only below the size at which a loop nest runs on threads
+        (the kernel is serial: a 1000x1000 transpose took 1.3 ms on two threads, ~0.4-0.6
+        ms in either serial form)."""
+        threaded = self.entry and self.module.threads and parallel.enabled()
+        return not threaded or size < parallel.PARALLEL_MIN_WORK
+
+    def view_of(self, atom):
+        """(materialized array, (offset, strides)) that `atom`'s elements are, when it is one
+        (index maps over an array compose into a strided view, see `index_maps.VIEW_MAPS`);
+        else None (a literal, a scalar, computed elements)."""
+        if literals.is_literal(atom) or self.aval(atom).ndim == 0:
+            return None
+        var = atom.id
+        if self.plan.materialized(var):
+            return var, (0, index_maps.c_strides(self.aval(atom).shape))
+        e = self.plan.producer.get(var)
+        return self._view_through(e) if e is not None and kind_of(e.prim) == INDEX else None
+
+    def _view_through(self, e):
+        """The view statement `e` (an index map) makes of its operand's view, or None."""
+        (operand,) = e.ins
+        src = self.view_of(operand)
+        if src is None:
+            return None
+        view = index_maps.VIEW_MAPS[e.prim](src[1], self.aval(operand).shape, **e.params)
+        return None if view is None else (src[0], view)
+
+    def copy_views(self, base, pieces, dst):
+        """Copy `pieces` ((src view, shape, dst view) each, the source views of array `base`)
+        into `dst`: one call of the runtime copy kernel, compiled once per machine, not a loop
+        nest per program."""
+        params = []
+        for (offset, strides), shape, (d_offset, d_strides) in pieces:
+            params += [len(shape), *shape, offset, *strides, d_offset, *d_strides]
+        self.line(f"_kn.strided_copy({base}, {dst}, {self.module.param_array(params)})")
+
+    def copy_view(self, src, shape, dst, dst_view):
+        """`dst`'s view `dst_view` := `src` (a `view_of` result) over `shape`."""
+        self.copy_views(src[0], [(src[1], shape, dst_view)], dst)
+
+    def emit_view_copy(self, e):
+        """A materialized index map of an array (a transpose, slice, broadcast, ...) as one
+        copy-kernel call; False when its elements are not a strided view of an array."""
+        src = self._view_through(e) if len(e.ins) == 1 else None
+        if src is None:
+            return False
+        out = e.outs[0]
+        aval = self.program.avals[out]
+        self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+        self.copy_view(src, aval.shape, out, (0, index_maps.c_strides(aval.shape)))
+        return True
+
     def relayout(self, name, shape, dtype, perm=None, flip=(), cast=None):
         """A new C-contiguous array: `name` (of `shape`) with its axes permuted by `perm`,
         the result's axes in `flip` reversed and its elements cast to `cast`, copied by a
@@ -409,6 +493,12 @@ class Emitter(ControlFlowEmitter):
         out = self.fresh(f"{name}_c")
         self.line(f"{out} = _rt.empty({new_shape!r}, {_np_dtype(cast or dtype)})")
         if 0 in new_shape:
+            return out
+        if (cast is None or np.dtype(cast) == np.dtype(dtype)) and self.copies_by_kernel(int(np.prod(shape))):
+            offset, strides = 0, list(index_maps.c_strides(shape)[p] for p in perm)
+            for k in flip:
+                offset, strides[k] = offset + (new_shape[k] - 1) * strides[k], -strides[k]
+            self.copy_view((name, (offset, tuple(strides))), new_shape, out, (0, index_maps.c_strides(new_shape)))
             return out
         idx = self.loops(new_shape, [f"_r{k}" for k in range(len(new_shape))])
         src = [None] * len(shape)
@@ -664,6 +754,11 @@ class Emitter(ControlFlowEmitter):
             if len(e.outs) == 1 and not self.plan.materialized(e.outs[0]):
                 continue
             kind = kind_of(e.prim)
+            if (kind == INDEX and len(e.outs) == 1 and self.copies_by_kernel(self.program.avals[e.outs[0]].size)
+                    and self._view_through(e) is not None):
+                group.flush()
+                self.emit_view_copy(e)
+                continue
             if group.offer(e, kind):
                 continue
             group.flush()
@@ -1007,21 +1102,32 @@ def _contiguous(em, name, aval, perm):
 
 
 def _emit_concatenate(em, e):
-    # one copy loop nest per operand: Numba compiles a slice assignment `out[:, 0:1] = x`
-    # through its generic broadcasting setitem, about a second of compile time each
+    # one copy-kernel call per operand that is a view of an array, else a copy loop nest:
+    # Numba compiles a slice assignment `out[:, 0:1] = x` through its generic broadcasting
+    # setitem, about a second of compile time each
     out = e.outs[0]
     aval = em.program.avals[out]
     dim = e.params["dimension"]
     em.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
     offset = 0
+    out_strides = index_maps.c_strides(aval.shape)
+    pieces = []  # consecutive views of one array: one copy-kernel call (Emitter.copy_views)
     for a in e.ins:
         shape = em.aval(a).shape
-        if 0 not in shape:
+        src = em.view_of(a) if 0 not in shape and em.copies_by_kernel(int(np.prod(shape))) else None
+        if pieces and (src is None or src[0] != pieces[0][0]):
+            em.copy_views(pieces[0][0], [p[1:] for p in pieces], out)
+            pieces = []
+        if src is not None:
+            pieces.append((src[0], src[1], shape, (offset * out_strides[dim], out_strides)))
+        elif 0 not in shape:
             idx = em.loops(shape)
             dst = [f"{i} + {offset}" if k == dim and offset else i for k, i in enumerate(idx)]
             em.line(f"{out}[{', '.join(dst)}] = {em.value(a, idx)}")
             em.close(len(idx))
         offset += shape[dim]
+    if pieces:
+        em.copy_views(pieces[0][0], [p[1:] for p in pieces], out)
 
 
 OPAQUE_RULES = {

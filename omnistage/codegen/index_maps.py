@@ -115,3 +115,74 @@ INDEX_MAPS = {
     "rev": rev,
     "reshape": reshape,
 }
+
+
+# --- the same maps on strided views ---------------------------------------------------------------
+# A view is (offset, strides): element i of the value sits at flat position
+# offset + sum(i[k] * strides[k]) of a materialized array (C order, in elements). Index maps
+# compose on views exactly (no division, no modulo), so a chain of them over a materialized
+# array is one strided copy (`kernels.strided_copy`); None: this map of this view is not one.
+
+
+def c_strides(shape):
+    """The C-order strides (in elements) of `shape`."""
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
+
+
+def _view_transpose(view, in_shape, *, permutation):
+    offset, strides = view
+    return offset, tuple(strides[p] for p in permutation)
+
+
+def _view_broadcast(view, in_shape, *, shape, broadcast_dimensions):
+    offset, strides = view
+    out = [0] * len(shape)
+    for k, d in enumerate(broadcast_dimensions):
+        out[d] = strides[k] if in_shape[k] != 1 else 0
+    return offset, tuple(out)
+
+
+def _view_squeeze(view, in_shape, *, dimensions):
+    offset, strides = view
+    return offset, tuple(s for k, s in enumerate(strides) if k not in dimensions)
+
+
+def _view_slice(view, in_shape, *, start_indices, limit_indices, strides=None):
+    offset, st = view
+    steps = strides or (1,) * len(in_shape)
+    return offset + sum(s * t for s, t in zip(start_indices, st)), tuple(t * p for t, p in zip(st, steps))
+
+
+def _view_rev(view, in_shape, *, dimensions):
+    offset, strides = view
+    offset += sum((in_shape[k] - 1) * strides[k] for k in dimensions if in_shape[k] > 0)
+    return offset, tuple(-s if k in dimensions else s for k, s in enumerate(strides))
+
+
+def _view_reshape(view, in_shape, *, new_sizes, dimensions=None):
+    """A reshape of a C-ordered view (its strides those of `in_shape` in C order, size-1 axes
+    aside), or one that only adds or drops size-1 axes; else None (a copy would need div/mod)."""
+    if dimensions is not None:
+        return None
+    offset, strides = view
+    real = [(d, s) for d, s in zip(in_shape, strides) if d != 1]
+    if [d for d, _ in real] == [d for d in new_sizes if d != 1]:
+        it = iter(s for _, s in real)
+        return offset, tuple(0 if d == 1 else next(it) for d in new_sizes)
+    if all(s == c for (_, s), c in zip(real, c_strides([d for d, _ in real]))):
+        return offset, c_strides(new_sizes)
+    return None
+
+
+VIEW_MAPS = {
+    "broadcast_in_dim": _view_broadcast,
+    "transpose": _view_transpose,
+    "squeeze": _view_squeeze,
+    "slice": _view_slice,
+    "rev": _view_rev,
+    "reshape": _view_reshape,
+}

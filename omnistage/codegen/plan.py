@@ -16,6 +16,9 @@ Rules (XLA's loop fusion, simplified):
   any elementwise, index-map or reduction consumer: it is only address arithmetic; an iota,
   or index maps over one, over a literal or over an input, fuses into every consumer (each
   recomputes it);
+- (CPU, `copy_consumers`) an index-map statement fuses into a consumer named there (a
+  concatenate) that reads its operands as strided views of arrays: the copy kernel reads the
+  array through the view, where a materialized transpose was copied twice;
 - statements without a loop-nest lowering (`opaque`) are materialized.
 """
 import ast
@@ -31,10 +34,11 @@ INJECTIVE_INDEX = {"transpose", "slice", "rev", "reshape", "squeeze", "convert_e
 class Plan:
     """Per-program facts the emitter needs."""
 
-    def __init__(self, program, kinds, share_elementwise=False):
+    def __init__(self, program, kinds, share_elementwise=False, copy_consumers=()):
         self.program = program
         # the multi-reader elementwise rule (module docstring); the CPU emitter turns it on
         self.share_elementwise = share_elementwise
+        self.copy_consumers = frozenset(copy_consumers)  # opaque readers of index-map views
         self.eqns = [eqn(s) for s in program.body if is_eqn(s)]
         self.producer = {}
         for e in self.eqns:
@@ -117,6 +121,8 @@ class Plan:
 
     def _fusable(self, producer, consumer):
         pk, ck = self.kind_of(producer), self.kind_of(consumer)
+        if pk == INDEX and consumer.prim in self.copy_consumers:
+            return True
         if ck not in (ELEMENTWISE, INDEX, REDUCE):
             return False
         if pk in (INDEX, SOURCE):
