@@ -76,7 +76,8 @@ MARGIN = 0.10  # the parallel build goes back to serial when its mean call is th
 CLEAR_LOSS = 4.0  # a trial ends at once when its calls have taken this many times the serial mean
 RETRY_S = 0.5  # seconds of serial calls after a lost trial before the next; doubles per loss
 RECHECK_S = 1.0  # seconds of parallel calls after a won trial before the next check; doubles per win
-MAX_WAIT_S = 30.0  # the most either wait grows to
+MAX_WAIT_S = 30.0  # the most either wait grows to (unless CHECK_SHARE asks for more)
+CHECK_SHARE = 0.1  # a wait lasts at least the last resample and trial over this: long calls check rarely
 SAMPLE_EVERY = 16  # between trials, one call in this many is timed
 
 
@@ -97,14 +98,17 @@ class BuildChoice:
                 lost trial (at most MAX_WAIT_S), then `resample`;
       parallel  parallel, one call in SAMPLE_EVERY timed, for RECHECK_S of calls, doubling per won
                 trial (at most MAX_WAIT_S), then `resample`; sooner if its calls come to cost
-                CLEAR_LOSS serial means each (the machine got busy);
+                CLEAR_LOSS serial means each (the machine got busy). Both waits last at least
+                the last resample and trial took over CHECK_SHARE: a program whose calls take
+                seconds checks after tens of them, not after each few;
       resample  serial, every call timed, for TRIAL_S (the first call left out): a fresh serial
                 mean, then `trial`.
     Waits are seconds spent in this program's calls, so a machine busy enough to slow them is
-    re-checked sooner in calls, not later. A loaded machine spends on trials at most about
-    TRIAL_S per RETRY_S..MAX_WAIT_S of calls (10% falling to 0.2%), a quiet one TRIAL_S of serial
-    calls per RECHECK_S..MAX_WAIT_S, and either gets the faster build back within about MAX_WAIT_S
-    of calls once its load changes.
+    re-checked sooner in calls, not later. Checks cost at most about CHECK_SHARE of the time
+    (on a loaded machine the trials, about TRIAL_S per RETRY_S..MAX_WAIT_S of calls: 10% falling
+    to 0.2%; on a quiet one the resamples, TRIAL_S of serial calls per RECHECK_S..MAX_WAIT_S),
+    and a program gets the faster build back within about MAX_WAIT_S of calls (or ten checks'
+    time) once the machine's load changes.
 
     Means, not medians: on a loaded machine the parallel build's cost is its tail. On the
     2-core machine this was written on, at load ~10, a 128x1024 selu took a median of 15.6 us
@@ -135,6 +139,7 @@ class BuildChoice:
         self.retry_s, self.recheck_s = RETRY_S, RECHECK_S  # the next waits (backoff)
         self.trials = self.losses = 0
         self._wait = 0.0  # seconds of calls the `serial`/`parallel` phase lasts
+        self._check_s = 0.0  # seconds the last resample and trial took
         self._first = None  # the first serial call's time: the serial mean when it is the only one
         self._enter("rent" if TIER_UP_S >= 0 else "trial")  # TIER_UP_S < 0: parallel from the first call
 
@@ -142,7 +147,8 @@ class BuildChoice:
         # the build first: a call still running on the old one is then dropped by `record`
         self.parallel, self._every = self.PHASES[phase]
         self.phase = phase
-        self._sum, self._count, self._spent, self._tick = 0.0, 0, 0.0, 0
+        # a sampled call stands for the SAMPLE_EVERY calls up to it: the first is the last of them
+        self._sum, self._count, self._spent, self._tick = 0.0, 0, 0.0, self._every
         self._skip = self._every == 1
 
     def start(self):
@@ -193,14 +199,18 @@ class BuildChoice:
             return "resample"
         if phase != "trial":  # rent, resample
             self.serial_mean = mean if mean is not None else self._first
+            self._check_s = self._spent if phase == "resample" else 0.0
             return "trial"
         self.trials += 1
         self.trial_mean = mean
+        least = (self._check_s + self._spent) / CHECK_SHARE
         if mean is not None and self.serial_mean and mean > (1 + MARGIN) * self.serial_mean:
             self.losses += 1
-            self._wait, self.retry_s, self.recheck_s = self.retry_s, min(2 * self.retry_s, MAX_WAIT_S), RECHECK_S
+            self._wait = max(self.retry_s, least)
+            self.retry_s, self.recheck_s = min(2 * self.retry_s, MAX_WAIT_S), RECHECK_S
             return "serial"
-        self._wait, self.recheck_s, self.retry_s = self.recheck_s, min(2 * self.recheck_s, MAX_WAIT_S), RETRY_S
+        self._wait = max(self.recheck_s, least)
+        self.recheck_s, self.retry_s = min(2 * self.recheck_s, MAX_WAIT_S), RETRY_S
         return "parallel"
 
     def __repr__(self):

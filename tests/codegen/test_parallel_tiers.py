@@ -100,6 +100,16 @@ def test_a_machine_whose_load_rises_goes_back_to_serial():
     assert not choice.parallel and choice.losses >= 1
 
 
+@pytest.mark.parametrize("serial_s, parallel_s, bound", [(2.0, 1.0, 1.06), (1.0, 20.0, 1.15)])
+def test_programs_with_long_calls_spend_a_small_share_of_their_time_on_checks(serial_s, parallel_s, bound):
+    # a trial and a resample take a few calls whatever they cost: the waits grow to match
+    choice = parallel.BuildChoice()
+    ran = run(choice, 3000, serial_s, parallel_s)
+    assert choice.parallel == (parallel_s < serial_s) and choice.trials >= 3
+    spent = sum(parallel_s if r else serial_s for r in ran)
+    assert spent < bound * len(ran) * min(serial_s, parallel_s)  # without CHECK_SHARE: 1.10 and 2.06
+
+
 def test_calls_of_the_other_build_are_dropped():
     choice = parallel.BuildChoice()
     choice.record(True, 5.0)  # a parallel call during the serial rent (it began in an older phase)
@@ -155,7 +165,7 @@ def test_concurrent_callers_leave_a_consistent_state():
 def _quick_switching(monkeypatch):
     """Constants that make a BuildChoice switch builds every few calls."""
     for name, value in [("TIER_UP_S", 0.0), ("TRIAL_S", 0.0), ("TRIAL_MIN_CALLS", 1),
-                        ("RETRY_S", 1e-9), ("RECHECK_S", 1e-9), ("MAX_WAIT_S", 1e-9)]:
+                        ("RETRY_S", 1e-9), ("RECHECK_S", 1e-9), ("MAX_WAIT_S", 1e-9), ("CHECK_SHARE", 1e9)]:
         monkeypatch.setattr(parallel, name, value)
 
 
