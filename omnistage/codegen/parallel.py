@@ -35,7 +35,7 @@ parallel build's mean call against the serial build's; the loser is re-tried aft
 doubles each time it loses again (the rule and its numbers are in its docstring). On a quiet
 machine the parallel build wins; on a loaded one (other processes on every core) its threads
 wait for each other and it loses by 5x (128x1024 selu) to 30x (1e6 selu) in mean call time.
-Measured at load ~7 (3 s of back-to-back calls, mean of the last second): 128x1024 selu 1137 us
+Measured at load ~7 (3 s of back-to-back calls, mean of the last third): 128x1024 selu 1137 us
 a call when the parallel build was kept for good, 123 us with BuildChoice (it went back to
 serial), 130 us with OMNISTAGE_PARALLEL=0; 1e6 selu 7288, 633 and 757 us.
 
