@@ -279,20 +279,35 @@ def _log_ax(a, x):
     return log_ax, lt(log_ax, const(x, -np.log(np.finfo(x.dtype).max)))
 
 
-def igamma_value(a, x):
-    """P(a, x), the regularized lower incomplete gamma function (XLA's algorithm)."""
-    nan = any_pred(is_nan(a), is_nan(x))
-    x_inf = eq(x, const(x, np.inf))
-    x_zero = eq(x, const(x, 0))
-    domain_error = any_pred(lt(x, const(x, 0)), lt(a, const(a, 0)), bitwise_and(eq(a, const(a, 0)), x_zero), nan)
-    use_igammac = bitwise_and(ge(x, const(x, 1)), gt(x, a))
+def _series_or_fraction(a, x, use_fraction, disabled, mode, on_fraction, on_series):
+    """XLA's split: Legendre's continued fraction where `use_fraction`, the power series
+    elsewhere, each loop masked off where `disabled` or where x**a e**-x / Gamma(a) underflows;
+    the result is on_fraction(fraction) or on_series(series) per element."""
     log_ax, underflow = _log_ax(a, x)
     ax = exp(log_ax)
-    enabled = bitwise_not(any_pred(x_zero, domain_error, underflow, x_inf))
-    out = select(
-        use_igammac,
-        sub(const(a, 1), _igammac_continued_fraction(ax, x, a, bitwise_and(enabled, use_igammac), IgammaMode.VALUE)),
-        _igamma_series(ax, x, a, bitwise_and(enabled, bitwise_not(use_igammac)), IgammaMode.VALUE))
+    enabled = bitwise_not(bitwise_or(disabled, underflow))
+    fraction = _igammac_continued_fraction(ax, x, a, bitwise_and(enabled, use_fraction), mode)
+    series = _igamma_series(ax, x, a, bitwise_and(enabled, bitwise_not(use_fraction)), mode)
+    return select(use_fraction, on_fraction(fraction), on_series(series))
+
+
+def _one_minus(v):
+    return sub(const(v, 1), v)
+
+
+def _same(v):
+    return v
+
+
+def igamma_value(a, x):
+    """P(a, x), the regularized lower incomplete gamma function (XLA's algorithm)."""
+    x_inf = eq(x, const(x, np.inf))
+    x_zero = eq(x, const(x, 0))
+    domain_error = any_pred(lt(x, const(x, 0)), lt(a, const(a, 0)), bitwise_and(eq(a, const(a, 0)), x_zero),
+                            is_nan(a), is_nan(x))
+    use_igammac = bitwise_and(ge(x, const(x, 1)), gt(x, a))
+    out = _series_or_fraction(a, x, use_igammac, any_pred(x_zero, domain_error, x_inf), IgammaMode.VALUE,
+                              _one_minus, _same)
     out = select(x_zero, full_like(a, 0), out)
     out = select(x_inf, full_like(a, 1), out)
     return select(domain_error, full_like(a, np.nan), out)
@@ -300,17 +315,13 @@ def igamma_value(a, x):
 
 def igammac_value(a, x):
     """Q(a, x) = 1 - P(a, x), computed directly where P is close to 1 (XLA's algorithm)."""
-    nan = any_pred(is_nan(a), is_nan(x))
     a_zero = eq(a, const(a, 0))
     x_inf = eq(x, const(x, np.inf))
-    domain_error = any_pred(lt(x, const(x, 0)), lt(a, const(a, 0)), bitwise_and(a_zero, eq(x, const(x, 0))), nan)
-    use_igamma = bitwise_or(lt(x, const(x, 1)), lt(x, a))
-    log_ax, underflow = _log_ax(a, x)
-    ax = exp(log_ax)
-    enabled = bitwise_not(any_pred(domain_error, underflow, x_inf, a_zero))
-    series = _igamma_series(ax, x, a, bitwise_and(enabled, use_igamma), IgammaMode.VALUE)
-    fraction = _igammac_continued_fraction(ax, x, a, bitwise_and(enabled, bitwise_not(use_igamma)), IgammaMode.VALUE)
-    out = select(use_igamma, sub(const(a, 1), series), fraction)
+    domain_error = any_pred(lt(x, const(x, 0)), lt(a, const(a, 0)), bitwise_and(a_zero, eq(x, const(x, 0))),
+                            is_nan(a), is_nan(x))
+    use_fraction = bitwise_not(bitwise_or(lt(x, const(x, 1)), lt(x, a)))
+    out = _series_or_fraction(a, x, use_fraction, any_pred(domain_error, x_inf, a_zero), IgammaMode.VALUE,
+                              _same, _one_minus)
     out = select(bitwise_or(x_inf, a_zero), full_like(out, 0), out)
     return select(domain_error, full_like(a, np.nan), out)
 
@@ -320,13 +331,7 @@ def _igamma_derivative(a, x, mode):
     x_zero = eq(x, const(x, 0))
     domain_error = bitwise_or(lt(x, const(x, 0)), le(a, const(a, 0)))
     use_igammac = bitwise_and(gt(x, const(x, 1)), gt(x, a))
-    log_ax, underflow = _log_ax(a, x)
-    ax = exp(log_ax)
-    enabled = bitwise_not(any_pred(x_zero, domain_error, underflow, nan))
-    out = select(
-        use_igammac,
-        neg(_igammac_continued_fraction(ax, x, a, bitwise_and(enabled, use_igammac), mode)),
-        _igamma_series(ax, x, a, bitwise_and(enabled, bitwise_not(use_igammac)), mode))
+    out = _series_or_fraction(a, x, use_igammac, any_pred(x_zero, domain_error, nan), mode, neg, _same)
     out = select(x_zero, full_like(out, 0), out)
     return select(bitwise_or(domain_error, nan), full_like(a, np.nan), out)
 

@@ -7,6 +7,7 @@ import scipy.special as ss
 
 import omnistage as jax
 from omnistage import lax
+from tests.scipy.finite_differences import central_difference as _fd
 
 A = np.array([0.1, 0.5, 1.0, 1.5, 3.0, 7.5, 20.0, 120.0])
 X = np.array([0.05, 0.4, 1.0, 2.5, 6.0, 9.0, 25.0, 150.0])
@@ -70,14 +71,6 @@ def test_igamma_edge_values_are_xlas(x64):
 def test_zeta_poles_and_domain(x64):
     got = np.asarray(lax.zeta(np.array([1.0, 2.0, 0.5, 2.5]), np.array([3.0, -2.0, 1.0, -1.5])))
     assert got[0] == np.inf and got[1] == np.inf and np.isnan(got[2]) and np.isnan(got[3])
-
-
-def _fd(f, args, i, h=1e-6):
-    up = list(args)
-    down = list(args)
-    up[i] = args[i] + h
-    down[i] = args[i] - h
-    return (np.asarray(f(*up)) - np.asarray(f(*down))) / (2 * h)
 
 
 def test_igamma_derivatives_are_jaxs_rules(x64):

@@ -7,6 +7,7 @@ import scipy.special as ss
 
 import omnistage as jax
 from omnistage.scipy import special as S
+from tests.scipy.finite_differences import central_difference as _fd
 
 A = np.array([0.2, 0.5, 1.0, 2.5, 7.0, 30.0])
 X = np.array([0.1, 0.5, 1.0, 3.0, 8.0, 40.0])
@@ -82,12 +83,6 @@ def test_domain_conventions_are_jaxs():
     with pytest.raises(NotImplementedError):
         S.factorial(3.0, exact=True)
     np.testing.assert_allclose(np.asarray(S.comb(4.0, 2.0, repetition=True)), ss.comb(4, 2, repetition=True), rtol=1e-6)
-
-
-def _fd(f, args, i, h=1e-6):
-    up, down = list(args), list(args)
-    up[i], down[i] = args[i] + h, args[i] - h
-    return (np.asarray(f(*up)) - np.asarray(f(*down))) / (2 * h)
 
 
 @pytest.mark.parametrize("name, argnums", [
