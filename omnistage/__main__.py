@@ -60,9 +60,11 @@ def count_up(x, n):
 
 _PRANGE_NOTE = """\
 `numba.prange` splits that loop over Numba's threads. A process starts on the same kernel
-without prange (the serial build, half the compile time) and moves to this one once its calls
+without prange (the serial build, half the compile time) and tries this one once its calls
 have taken {tier_up_s} s in total, so a function called a few times never pays for the parallel
-compile (OMNISTAGE_PARALLEL=0: serial always). The text shown is the same in every run.
+compile. It keeps whichever build its calls measure faster (on a machine whose cores are busy
+that is often the serial one) and checks again now and then; both give the same bits
+(OMNISTAGE_PARALLEL=0: serial always). The text shown is the same in every run.
 """
 
 
