@@ -295,7 +295,7 @@ class Emitter(ControlFlowEmitter):
         self.program = program
         self.module = module
         self.entry = entry
-        self.plan = Plan(program, kind_of, share_elementwise=True, copy_consumers=("concatenate",))
+        self.plan = Plan(program, kind_of, share_elementwise=True, copy_consumers=("concatenate", "pad"))
         self.lines = []
         self.indent = 1
         self._memo = {}

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..staging import literals
-from . import blas_threads, emit_cpu
+from . import blas_threads, emit_cpu, index_maps
 from .emit_cpu import _loc_comment, _np_dtype
 
 
@@ -302,9 +302,19 @@ def _emit_pad(em, e):
     ranges = [_pad_source_range(n, m, lo, it) for n, m, (lo, _, it) in zip(xa.shape, oa.shape, config)]
     if any(a >= b for a, b in ranges):
         return
+    view = em.view_of(x) if em.copies_by_kernel(xa.size) else None
+    if view is not None:  # the interior: one copy-kernel call (emit_cpu.Emitter.copy_views)
+        base, (offset, strides) = view
+        out_strides = index_maps.c_strides(oa.shape)
+        shape = [b - a for a, b in ranges]
+        src = (offset + sum(a * st for (a, _), st in zip(ranges, strides)), strides)
+        dst = (sum((lo + a * (it + 1)) * st for (a, _), (lo, _, it), st in zip(ranges, config, out_strides)),
+               tuple(st * (it + 1) for (_, _, it), st in zip(config, out_strides)))
+        em.copy_views(base, [(src, shape, dst)], out)
+        return
     src = _loops(em, ranges, "_p")
     dst = [_lin(i, it + 1, lo) for i, (lo, _, it) in zip(src, config)]
-    em.line(f"{out}[{_index(dst)}] = {_name(x)}[{_index(src)}]")
+    em.line(f"{out}[{_index(dst)}] = {em.value(x, src)}")  # x may be index maps fused in
     _close(em, len(src))
 
 

@@ -17,7 +17,7 @@ Rules (XLA's loop fusion, simplified):
   or index maps over one, over a literal or over an input, fuses into every consumer (each
   recomputes it);
 - (CPU, `copy_consumers`) an index-map statement fuses into a consumer named there (a
-  concatenate) that reads its operands as strided views of arrays: the copy kernel reads the
+  concatenate, a pad) that reads its operands as strided views of arrays: the copy kernel reads the
   array through the view, where a materialized transpose was copied twice;
 - statements without a loop-nest lowering (`opaque`) are materialized.
 """

@@ -79,3 +79,19 @@ def test_dot_general_operand_relayout_and_triangular_solve_flips():
     out, text = _compiled(lambda m, r: lax.linalg.triangular_solve(m.T, r, left_side=False, lower=False), m, r)
     np.testing.assert_allclose(np.asarray(out) @ m.T, r, rtol=1e-5)
     assert "_kn.strided_copy(" in text
+
+
+@pytest.mark.parametrize("config", [((1, 2, 0), (0, 0, 2)), ((-1, 1, 1), (2, -3, 0)), ((0, 0, 3), (-2, 1, 1))])
+def test_pad_interior_is_one_copy_exactly(config):
+    x = np.arange(20, dtype=np.float32).reshape(4, 5) - 7
+    fn = lambda x: lax.pad(x[:, ::-1], np.float32(-1), config)  # noqa: E731 - a view of x, padded
+    out, text = _compiled(fn, x)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(omnistage.jit(fn, backend="interpreter")(x)))
+    assert "_kn.strided_copy(" in text and " in range(" not in text
+
+
+def test_pad_of_index_maps_without_a_view_reads_them_fused():
+    x = np.float32(2.5)
+    fn = lambda x: lax.pad(jnp.broadcast_to(x, (2, 3)).T, np.float32(0), ((1, 1, 1), (0, 2, 0)))  # noqa: E731
+    out, _ = _compiled(fn, x)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(omnistage.jit(fn, backend="interpreter")(x)))
