@@ -1,6 +1,7 @@
 """`omnistage.lax`: the primitives with strict typing (no implicit promotion).
 
-Every function here binds a primitive from the core registry. Imports core only.
+Every function here binds a primitive from the core registry, or (composites, special) composes
+them. Imports core only.
 Each submodule owns one area and exports through `__all__`.
 """
 from . import (
