@@ -6,6 +6,8 @@ starts `mpiexec -n 1` and `mpiexec -n 2` of this file (`--worker`), which print:
 - all-reduce latency (2 processes only) of 8 and 4M float32 elements: `_mpi.allreduce_in_place`
   called in a loop inside one njit function (the call compiled kernels make), against mpi4py's
   `comm.Allreduce` from Python, and `pmap(psum)` end to end (dispatch, local copy, MPI call);
+- ppermute latency (a swap between the 2 processes) of 8 and 4M float32 elements:
+  `_mpi.ppermute` in a loop inside one njit function against mpi4py's `comm.Sendrecv`;
 - the median time of one step of the seeds' "Write your own Horovod" training
   (`examples/horovod.py`: pmap of value_and_grad, pmean of (loss, grad), adam) for each global
   batch size, on 1 and on 2 processes (each process half of the batch).
@@ -72,6 +74,36 @@ def _allreduce_rows(comm, rank):
             print(f"{n:>10} {_fmt(kernel):>12} {_fmt(python):>12} {_fmt(end_to_end):>12}")
 
 
+def _ppermute_rows(comm, rank):
+    """lax.ppermute's exchange (2 processes swapping one example): `_mpi.ppermute` (MPI_Isend,
+    MPI_Irecv, MPI_Wait inside a kernel) called in a loop inside one njit function, against
+    mpi4py's `comm.Sendrecv` from Python."""
+    import numba
+
+    from omnistage.codegen import mpi_kernels as _mpi
+
+    @numba.njit(nogil=True)
+    def in_kernel(x, pairs, repeats):
+        for _ in range(repeats):
+            x = _mpi.ppermute(x, pairs)
+        return x
+
+    pairs = np.array([0, 1, 1, 0], np.int64)
+    rows = []
+    for n, inner in ((8, 2000), (4 << 20, 5)):
+        x = np.zeros((1, n), np.float32)
+        out = np.empty_like(x)
+        in_kernel(x, pairs, 1)
+        kernel = _median_time(lambda: in_kernel(x, pairs, inner), 7, barrier=comm.Barrier) / inner
+        python = _median_time(lambda: comm.Sendrecv(x, 1 - rank, 0, out, 1 - rank, 0), 7, inner, comm.Barrier)
+        rows.append((n, kernel, python))
+    if rank == 0:
+        print("ppermute swap of float32 (2 processes), median per call:")
+        print(f"{'elements':>10} {'in kernel':>12} {'mpi4py':>12}")
+        for n, kernel, python in rows:
+            print(f"{n:>10} {_fmt(kernel):>12} {_fmt(python):>12}")
+
+
 def _fmt(seconds):
     return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
 
@@ -112,6 +144,7 @@ def worker(args):
     comm, rank = _training_rows(batches, args.steps)
     if comm is not None:
         _allreduce_rows(comm, rank)
+        _ppermute_rows(comm, rank)
 
 
 def main():

@@ -246,7 +246,8 @@ def ppermute(x, pairs):
     _check_ready()
     local = x.shape[0]
     me = _slot(H.RANK)
-    out = np.zeros_like(x)
+    out = np.empty_like(x)  # rows nothing arrives at are zeroed below (not all: a 16 MiB
+    received = np.zeros(local, np.bool_)  # zero fill cost ~2 ms a call)
     if x.shape[1] >= _CHUNK:
         raise ValueError("ppermute across processes: an example of 2**30 elements or more")
     n = pairs.shape[0] // 2
@@ -256,6 +257,8 @@ def ppermute(x, pairs):
     k = 0
     for j in range(n):
         s, t = pairs[2 * j], pairs[2 * j + 1]
+        if t // local == me:
+            received[t % local] = True
         if s // local == me and t // local == me:
             out[t % local] = x[s % local]
         elif s // local == me:
@@ -264,6 +267,9 @@ def ppermute(x, pairs):
         elif t // local == me:
             _check_status(_irecv_call(out[t % local], s // local, t, requests[k:k + 1]))
             k += 1
+    for row in range(local):
+        if not received[row]:
+            out[row] = 0
     for i in range(k):
         _check_status(_wait_call(requests[i:i + 1], status))
     return out
