@@ -92,3 +92,10 @@ def test_one_process_devices_are_unchanged():
     assert jax.process_count() == 1 and jax.process_index() == 0
     assert jax.local_devices(backend="cpu") == jax.devices("cpu")[:1] and jax.devices("cpu")[0].process_index == 0
     assert jax.local_device_count("cpu") == 1  # (a GPU, or the simulator, adds one more)
+
+
+def test_local_device_ids_must_name_every_cpu_device(fresh):
+    fresh.setattr(devices, "configured_cpu_devices", lambda: 2)
+    with pytest.raises(ValueError, match=r"2 CPU devices, ids 0\.\.1.*OMNISTAGE_CPU_DEVICES"):
+        jax.distributed.initialize(local_device_ids=[0, 2])
+    assert not jax.distributed.is_initialized()
