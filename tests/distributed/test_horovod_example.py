@@ -14,8 +14,8 @@ from tests.distributed.mpi_job import HERE, job_env, mpiexec
 EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "horovod.py")
 
 
-def _losses(command, cache_dir):
-    out = subprocess.run(command + [EXAMPLE, "--steps", "8", "--log-every", "1"], env=job_env(str(cache_dir)),
+def _losses(command, cache_dir, **env):
+    out = subprocess.run(command + [EXAMPLE, "--steps", "8", "--log-every", "1"], env=job_env(str(cache_dir), **env),
                          capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stderr[-3000:]
     return [float(x) for x in re.findall(r"^step \d+; loss (\S+)$", out.stdout, re.M)]
@@ -28,6 +28,15 @@ def test_two_processes_give_the_one_process_losses(tmp_path):
     two = _losses([launcher, "-n", "2", sys.executable], tmp_path)
     assert len(one) == len(two) == 8
     np.testing.assert_allclose(two, one, rtol=5e-6)
+
+
+@pytest.mark.slow  # compiles the training step twice (one and four devices): ~1-2 min
+def test_four_cpu_devices_in_two_processes_give_the_one_device_losses(tmp_path):
+    launcher = mpiexec()
+    one = _losses([sys.executable], tmp_path)
+    four = _losses([launcher, "-n", "2", sys.executable], tmp_path, OMNISTAGE_CPU_DEVICES="2")
+    assert len(one) == len(four) == 8
+    np.testing.assert_allclose(four, one, rtol=5e-6)
 
 
 @pytest.mark.slow  # one and two processes, each compiling the training step: ~1-2 min
