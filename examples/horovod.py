@@ -2,6 +2,7 @@
 
     python examples/horovod.py                   # one process: the reference run
     mpiexec -n 2 python examples/horovod.py      # two processes, half of every batch each
+    OMNISTAGE_CPU_DEVICES=2 mpiexec -n 2 python examples/horovod.py   # 2 CPU devices per process
 
 Every process draws the same global batch each step (same key), reshapes it to
 (device_count(), local batch, 2, 2) as the tour does, and passes its own rows (its
