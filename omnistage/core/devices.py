@@ -130,9 +130,11 @@ _GPU_NAMES = ("gpu", "cuda")
 
 
 def devices(backend=None):
-    """Devices of `backend` ('cpu', 'gpu'/'cuda'), or all of them, CPU first."""
+    """Devices of `backend` ('cpu', 'gpu'/'cuda'); with none, the default backend's (the CPU's:
+    `jit` compiles for the CPU unless told otherwise), as JAX lists its default backend's only.
+    A GPU is `devices('gpu')`."""
     if backend is None:
-        return list(_layout.cpu_devices) + gpu_devices()
+        return list(_layout.cpu_devices)
     if backend == "cpu":
         return list(_layout.cpu_devices)
     if backend in _GPU_NAMES:

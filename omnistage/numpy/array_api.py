@@ -29,7 +29,7 @@ class _NamespaceInfo:
         return core_devices.devices()[0]
 
     def devices(self):
-        return list(core_devices.devices())
+        return [d for backend in core_devices.available_backends() for d in core_devices.devices(backend)]
 
     def default_dtypes(self, *, device=None):
         return {
