@@ -4,7 +4,8 @@ ndtri, log_ndtr), gamma functions (gammaln, digamma, polygamma, betaln, gamma, b
 logsumexp; and from the modules beside it the incomplete gamma/beta family, zeta and the
 combinatorial functions (`special_gamma`), the entropy/transform functions, erfcx and
 dawsn (`special_transforms`), spence, owens_t and the exponential integrals
-(`special_integrals`), hyp1f1 (`special_hypergeometric`).
+(`special_integrals`), hyp1f1 (`special_hypergeometric`), sici, fresnel and bessel_jn
+(`special_oscillatory`).
 
 All are compositions of lax operations (so they jit, vmap and lower like user code), with
 JAX's derivative rules where differentiating the approximation would be inexact or undefined
@@ -256,9 +257,11 @@ from .special_transforms import __all__ as _transform_names  # noqa: E402
 from .special_integrals import *  # noqa: E402,F401,F403 - spence, owens_t
 from .special_integrals import __all__ as _integral_names  # noqa: E402
 from .special_hypergeometric import hyp1f1  # noqa: E402,F401
+from .special_oscillatory import *  # noqa: E402,F401,F403 - sici, fresnel, bessel_jn
+from .special_oscillatory import __all__ as _oscillatory_names  # noqa: E402
 
 __all__ = [
     "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "gammaln", "digamma", "polygamma", "gamma",
     "betaln", "beta", "expit", "logit", "xlogy", "xlog1py", "entr", "i0e", "i1e", "i0", "i1", "logsumexp",
     "softmax", "log_softmax",
-] + _gamma_names + _transform_names + _integral_names + ["hyp1f1"]
+] + _gamma_names + _transform_names + _integral_names + ["hyp1f1"] + _oscillatory_names

@@ -1,0 +1,133 @@
+"""The last names of jax.scipy.special: sici, fresnel, bessel_jn against scipy.special in
+float64 and float32, their derivatives against finite differences, jit and vmap agreeing with
+eager calls, and clear errors for complex input and non-static orders."""
+import numpy as np
+import pytest
+import scipy.special as ss
+
+import omnistage as jax
+from omnistage.scipy import special as S
+from tests.scipy.finite_differences import central_difference as _fd
+
+X = np.array([-np.inf, -20, -3, -1e-3, 0, 1e-8, 0.5, 1, 1.6, 3.9, 4, 4.1, 7.9, 8, 8.1, 50, 36974, 4e4, 1e8, 2e9, np.inf])
+Z = np.array([-9.0, -0.3, 0.0, 1e-3, 0.1, 0.5, 1, 3, 7.5, 15, 24])
+ORDERS = np.arange(6)[:, None]
+
+
+def _bessel_j(z):
+    return ss.jv(ORDERS, z)
+
+
+def _fresnel_float32_atol(x):
+    """Cephes' fresnlf returns exactly 1/2 beyond 36974 (off by 1/(pi x) < 8.7e-6), as JAX's."""
+    return np.where(np.abs(x) > 36974, 8.7e-6, 4e-7)
+
+
+# name: (ours -> tuple of arrays, scipy's -> tuple, input, absolute tolerance float64, float32 (a
+# number or a function of x)); relative 2e-7 in float32 on top (Ci's log near 0); non-finite
+# values (Ci at 0 and -inf) must match exactly
+CASES = {
+    "sici": (S.sici, ss.sici, X, 2e-15, lambda x: 4e-7),
+    "fresnel": (S.fresnel, ss.fresnel, X, 2e-15, _fresnel_float32_atol),
+    # Miller's recurrence with n_iter=50 carries ~1e-13 at |z| = 24 (JAX's too)
+    "bessel_jn": (lambda z: (S.bessel_jn(z, v=5),), lambda z: (_bessel_j(z),), Z, 1e-13, lambda x: 2e-7),
+}
+
+
+def _check(name, dtype):
+    ours, theirs, x, atol64, atol32 = CASES[name]
+    x = x.astype(dtype)
+    got, want = ours(x), theirs(x.astype(np.float64))
+    for g, w in zip(got, want):
+        g = np.asarray(g)
+        assert g.dtype == dtype and g.shape == w.shape
+        finite = np.isfinite(w)
+        np.testing.assert_array_equal(g[~finite], w[~finite].astype(dtype))
+        if dtype == np.float64:
+            np.testing.assert_allclose(g[finite], w[finite], rtol=0, atol=atol64)
+        else:
+            with np.errstate(invalid="ignore"):  # inf - inf where both are infinite
+                error = np.abs(g.astype(np.float64) - w)[finite]
+            bound = (np.broadcast_to(atol32(x), w.shape) + 2e-7 * np.abs(w))[finite]
+            assert np.all(error <= bound), f"{name}: worst error {np.max(error - bound):.3g} over the bound"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_values_match_scipy_in_float64(name, x64):
+    _check(name, np.float64)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_values_match_scipy_in_float32(name):
+    _check(name, np.float32)
+
+
+def test_bessel_jn_small_arguments_do_not_overflow_in_float32():
+    """Beyond JAX, whose float32 recurrence overflows to NaN below |z| ~ 3 with n_iter=50."""
+    z = np.float32([1e-3, 0.1, 0.5, 2.0])
+    np.testing.assert_allclose(np.asarray(S.bessel_jn(z, v=3)), _bessel_j(z.astype(np.float64))[:4], rtol=0, atol=2e-7)
+
+
+@pytest.mark.parametrize("name, x", [
+    ("sici", np.array([-3.0, 0.4, 2.5, 6.0, 12.0])),
+    ("fresnel", np.array([-3.0, 0.4, 1.55, 2.5, 6.0])),
+])
+def test_derivatives_match_finite_differences(name, x, x64):
+    ours, theirs = getattr(S, name), getattr(ss, name)
+    for i in range(2):
+        got = jax.vmap(jax.grad(lambda t: ours(t)[i]))(x)
+        np.testing.assert_allclose(np.asarray(got), _fd(lambda t: theirs(t)[i], (x,), 0), rtol=1e-6, atol=1e-9)
+
+
+def test_bessel_jn_derivative_is_half_the_difference_of_neighbours(x64):
+    z = np.array([0.5, 2.0, 6.0, -4.0])
+    for order in range(3):
+        got = jax.vmap(jax.grad(lambda t: S.bessel_jn(t, v=3)[order]))(z)
+        np.testing.assert_allclose(np.asarray(got), _fd(lambda t: ss.jv(order, t), (z,), 0), rtol=1e-6, atol=1e-9)
+
+
+def test_sici_derivative_at_zero_is_one():
+    assert float(jax.grad(lambda t: S.sici(t)[0])(0.0)) == 1.0
+
+
+def test_jit_and_vmap_agree_with_eager():
+    x = np.float32([[-2.0, 0.5, 3.0], [5.0, 9.0, 40.0]])
+    for f in (S.sici, S.fresnel):
+        eager = f(x)
+        for other in (jax.jit(f)(x), jax.vmap(f)(x)):
+            for a, b in zip(eager, other):
+                np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-6, atol=1e-7)
+    # bessel_jn's result has the orders first, so its vmap over rows gives (rows, v + 1, columns)
+    np.testing.assert_allclose(np.asarray(jax.jit(lambda z: S.bessel_jn(z, v=2))(x)), np.asarray(S.bessel_jn(x, v=2)), rtol=1e-6, atol=1e-7)
+    stacked = jax.vmap(lambda z: S.bessel_jn(z, v=2))(x)
+    np.testing.assert_allclose(np.asarray(stacked), np.moveaxis(np.asarray(S.bessel_jn(x, v=2)), 0, 1), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(jax.jit(S.bessel_jn, static_argnames="v")(x, v=2)), np.asarray(S.bessel_jn(x, v=2)), rtol=1e-6)
+
+
+def test_integer_input_becomes_the_default_float():
+    s, c = S.fresnel(np.array([1, 2]))
+    assert s.dtype == c.dtype == np.float32
+    assert S.bessel_jn(np.array([1, 2]), v=1).shape == (2, 2)
+
+
+def test_half_precision_fresnel_computes_in_float32():
+    s, c = S.fresnel(np.float16([0.5, 2.0]))
+    assert s.dtype == np.float16
+    np.testing.assert_allclose(np.asarray(s, np.float64), ss.fresnel([0.5, 2.0])[0], rtol=2e-3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: S.sici(np.complex64([1j])), lambda: S.fresnel(np.complex64([1j])), lambda: S.bessel_jn(np.complex64([1j]), v=1),
+])
+def test_complex_input_is_rejected_with_a_clear_error(call):
+    with pytest.raises(ValueError, match="complex"):
+        call()
+
+
+def test_bessel_jn_orders_must_be_static_non_negative_integers():
+    with pytest.raises(TypeError, match="static"):
+        S.bessel_jn(np.float32([1.0]), v=2.5)
+    with pytest.raises(ValueError, match="0 <= v <= n_iter"):
+        S.bessel_jn(np.float32([1.0]), v=-1)
+    with pytest.raises(TypeError, match="static"):
+        jax.jit(lambda z, v: S.bessel_jn(z, v=v))(np.float32([1.0]), 2)
