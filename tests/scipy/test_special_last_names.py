@@ -1,4 +1,4 @@
-"""The last names of jax.scipy.special: sici, fresnel, bessel_jn against scipy.special in
+"""The last names of jax.scipy.special: sici, fresnel, bessel_jn, sph_harm_y against scipy.special in
 float64 and float32, their derivatives against finite differences, jit and vmap agreeing with
 eager calls, and clear errors for complex input and non-static orders."""
 import numpy as np
@@ -131,3 +131,47 @@ def test_bessel_jn_orders_must_be_static_non_negative_integers():
         S.bessel_jn(np.float32([1.0]), v=-1)
     with pytest.raises(TypeError, match="static"):
         jax.jit(lambda z, v: S.bessel_jn(z, v=v))(np.float32([1.0]), 2)
+
+
+N = np.array([0, 1, 1, 1, 2, 2, 5, 5, 10, 10, 20, 20, 30, 3])
+M = np.array([0, -1, 0, 1, -2, 1, 3, -5, 0, 7, -13, 20, 15, -3])
+THETA = np.linspace(0.0, np.pi, len(N))
+PHI = np.linspace(0.0, 2 * np.pi, len(N))[::-1]
+
+
+@pytest.mark.parametrize("dtype, atol", [(np.float64, 1e-14), (np.float32, 5e-7)])
+def test_sph_harm_y_matches_scipy(dtype, atol, request):
+    if dtype == np.float64:
+        request.getfixturevalue("x64")
+    got = np.asarray(S.sph_harm_y(N, M, THETA.astype(dtype), PHI.astype(dtype)))
+    assert got.dtype == (np.complex128 if dtype == np.float64 else np.complex64)
+    np.testing.assert_allclose(got, ss.sph_harm_y(N, M, THETA, PHI), rtol=0, atol=atol)
+
+
+def test_sph_harm_y_broadcasts_jits_vmaps_and_clips_to_n_max():
+    theta, phi = np.float32([0.3, 1.1, 2.0]), np.float32(0.7)
+    eager = np.asarray(S.sph_harm_y(4, 2, theta, phi))
+    np.testing.assert_allclose(eager, ss.sph_harm_y(4, 2, theta.astype(np.float64), 0.7), rtol=0, atol=5e-7)
+    np.testing.assert_allclose(np.asarray(jax.jit(S.sph_harm_y)(np.int32(4), np.int32(2), theta, phi)), eager, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(jax.vmap(S.sph_harm_y, in_axes=(None, None, 0, None))(4, 2, theta, phi)), eager, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(S.sph_harm_y(np.array([9]), 2, theta, phi, n_max=4)), eager, rtol=1e-6, atol=1e-7)
+
+
+def test_sph_harm_y_derivatives_match_finite_differences(x64):
+    theta, phi = np.array([0.4, 1.3, 2.6]), np.array([0.2, 3.0, 5.5])
+    for part in (np.real, np.imag):
+        for i in (2, 3):
+            got = jax.vmap(jax.grad(lambda t, p: part(S.sph_harm_y(5, -2, t, p)), argnums=i - 2))(theta, phi)
+            want = _fd(lambda *a: part(ss.sph_harm_y(5, -2, *a)), (theta, phi), i - 2)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-9)
+
+
+def test_sph_harm_y_rejects_what_it_cannot_do():
+    with pytest.raises(NotImplementedError, match="diff_n"):
+        S.sph_harm_y(1, 0, 0.5, 0.5, diff_n=1)
+    with pytest.raises(TypeError, match="integer"):
+        S.sph_harm_y(1.0, 0, 0.5, 0.5)
+    with pytest.raises(ValueError, match="real"):
+        S.sph_harm_y(1, 0, np.complex64(0.5), 0.5)
+    with pytest.raises(TypeError, match="n_max"):
+        S.sph_harm_y(1, 0, 0.5, 0.5, n_max=2.5)
