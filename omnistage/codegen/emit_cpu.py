@@ -754,7 +754,9 @@ class Emitter(ControlFlowEmitter):
             if len(e.outs) == 1 and not self.plan.materialized(e.outs[0]):
                 continue
             kind = kind_of(e.prim)
-            if (kind == INDEX and len(e.outs) == 1 and self.copies_by_kernel(self.program.avals[e.outs[0]].size)
+            # (a rank-0 result is a scalar in generated code, never a 0-d array to copy into)
+            if (kind == INDEX and len(e.outs) == 1 and self.program.avals[e.outs[0]].ndim
+                    and self.copies_by_kernel(self.program.avals[e.outs[0]].size)
                     and self._view_through(e) is not None):
                 group.flush()
                 self.emit_view_copy(e)
