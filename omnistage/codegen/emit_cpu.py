@@ -430,12 +430,12 @@ class Emitter(ControlFlowEmitter):
     # --- data movement through the runtime copy kernel ---------------------------------------
 
     def copies_by_kernel(self, size):
-        """Whether a copy of `size` elements goes through the copy kernel: always in a serial
-        build; in a parallel one only below the size at which a loop nest runs on threads
-        (the kernel is serial: a 1000x1000 transpose took 1.3 ms on two threads, ~0.4-0.6
-        ms in either serial form)."""
-        threaded = self.entry and self.module.threads and parallel.enabled()
-        return not threaded or size < parallel.PARALLEL_MIN_WORK
+        """Whether a copy of `size` elements goes through the copy kernel. Big copies keep
+        their loop nests (a parallel build runs them on threads; a serial 1000x1000 float32
+        transpose measured 0.65 ms as a nest, 1.3 ms in the kernel), and so do small ones in
+        control-flow bodies, which run them once per iteration (a kernel call's ~0.15 us
+        made a 100-step scan of 3x3 copies ~50% slower)."""
+        return size < parallel.PARALLEL_MIN_WORK and (self.entry or size >= BODY_COPY_MIN)
 
     def view_of(self, atom):
         """(materialized array, (offset, strides)) that `atom`'s elements are, when it is one
@@ -941,6 +941,7 @@ class _RowGroup:
         return all(id(u.stmt) in inside for u in final_users(name))
 
 
+BODY_COPY_MIN = 1024  # copies in control-flow bodies this big or bigger call the copy kernel
 TINY_ROW = 4  # row buffers up to this many elements become scalar locals
 # ... when the loops over them are at most this many lines: unrolling copies the body once per
 # element, and Numba's compile time grows faster than the function (a normal sampler's ~70
