@@ -1,4 +1,4 @@
-"""The last names of jax.scipy.special: sici, fresnel, bessel_jn, sph_harm_y against scipy.special in
+"""The last names of jax.scipy.special: sici, fresnel, bessel_jn, sph_harm_y, hyp2f1 against scipy.special in
 float64 and float32, their derivatives against finite differences, jit and vmap agreeing with
 eager calls, and clear errors for complex input and non-static orders."""
 import numpy as np
@@ -175,3 +175,47 @@ def test_sph_harm_y_rejects_what_it_cannot_do():
         S.sph_harm_y(1, 0, np.complex64(0.5), 0.5)
     with pytest.raises(TypeError, match="n_max"):
         S.sph_harm_y(1, 0, 0.5, 0.5, n_max=2.5)
+
+
+# hyp2f1 where JAX's algorithm is accurate (|x| < 1 away from 1 unless c - a - b is an integer;
+# it, and this, sum at most 250 terms, so x = 0.99 with non-integer c - a - b and x < -1 are not)
+# through each of its cases: series, terminating (a = -3, b = -2), Euler (c - a - b <= -1),
+# digamma (x > 0.9, integer c - a - b), a = 0, b = c, x = 1, c = 0 and x > 1 (inf)
+HYP = np.array([
+    (0.5, 1.5, 2.0, 0.3), (1.0, 2.0, 3.0, -0.5), (2.0, 0.7, 1.5, 0.5), (-3.0, 2.0, 1.0, 0.7),
+    (1.5, 2.5, 3.0, 0.95), (1.0, 1.0, 2.0, 0.95), (2.0, 3.0, 1.0, 0.4), (0.5, 0.5, 1.5, 1.0),
+    (1.0, 2.0, 0.0, 0.5), (0.0, 1.0, 1.0, 0.3), (1.0, 1.0, 1.0, 0.2), (1.5, 0.5, 2.0, 0.92),
+    (-2.0, 1.0, 3.0, 0.97), (0.7, 1.1, 2.3, 1.5), (1.2, 2.5, 3.7, 0.6), (0.3, -2.0, 0.8, -0.9),
+])
+
+
+@pytest.mark.slow  # hyp2f1's several masked loops take minutes to compile on a loaded machine
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
+def test_hyp2f1_matches_scipy(dtype, rtol, request):
+    if dtype == np.float64:
+        request.getfixturevalue("x64")
+    args = [HYP[:, i].astype(dtype) for i in range(4)]
+    got = np.asarray(S.hyp2f1(*args))
+    want = ss.hyp2f1(*HYP.T)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=rtol)
+
+
+@pytest.mark.slow
+def test_hyp2f1_derivatives_match_finite_differences(x64):
+    args = (np.array([0.5, 1.0, 2.0]), np.array([1.5, 2.0, 0.7]), np.array([2.0, 3.0, 1.5]), np.array([0.3, -0.5, 0.5]))
+    for i in range(4):
+        got = jax.vmap(jax.grad(S.hyp2f1, argnums=i))(*args)
+        np.testing.assert_allclose(np.asarray(got), _fd(ss.hyp2f1, args, i), rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_hyp2f1_jits_vmaps_and_rejects_complex():
+    args = [np.float32(v) for v in HYP[:6].T]
+    eager = np.asarray(S.hyp2f1(*args))
+    np.testing.assert_allclose(np.asarray(jax.jit(S.hyp2f1)(*args)), eager, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.vmap(S.hyp2f1)(*args)), eager, rtol=1e-6)
+    with pytest.raises(ValueError, match="complex"):
+        S.hyp2f1(1.0, 1.0, 2.0, np.complex64(0.5))
