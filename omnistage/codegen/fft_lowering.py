@@ -13,7 +13,7 @@ import ast
 import functools
 import importlib.util
 
-from . import emit_cpu
+from . import emit_cpu, numba_extensions
 from .provenance import loc_comment
 
 _FUNCTION = {"FFT": "fftn", "IFFT": "ifftn", "RFFT": "rfftn", "IRFFT": "irfftn"}
@@ -30,6 +30,7 @@ def _emit_fft(em, e):
     (out,) = e.outs
     if not have_rocket_fft():
         raise emit_cpu.Unsupported("fft (install rocket-fft to compile numpy.fft inside Numba)")
+    numba_extensions.require("rocket_fft")  # deferred at other programs' compiles
     p = e.params
     aval = em.program.avals[out]
     lengths = tuple(int(n) for n in p["fft_lengths"])
