@@ -201,8 +201,9 @@ def outer(a, b, out=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
     a, b = promote_dtypes(a, b)
-    a, b = lax.reshape(a, (a.size,)), lax.reshape(b, (b.size,))
-    return lax.dot_general(a, b, (((), ()), ((), ())))
+    # each element one product, as JAX's a[:, None] * b[None, :]: a contraction-free
+    # dot_general through BLAS adds the product to +0, which loses a -0 (0 * -0)
+    return ufuncs.multiply(lax.reshape(a, (a.size, 1)), lax.reshape(b, (1, b.size)))
 
 
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):

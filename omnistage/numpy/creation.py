@@ -373,6 +373,8 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
     N, M, k = operator.index(N), operator.index(M), operator.index(k)
     rows = lax.broadcasted_iota(np.int32, (N, M), 0)
     cols = lax.broadcasted_iota(np.int32, (N, M), 1)
+    # a diagonal past the matrix is as empty as one just past it (and k may not fit in int32)
+    k = min(max(k, -N), M)
     if k:
         rows = lax.add(rows, Array(np.asarray(k, np.int32)))
     return lax.convert_element_type(lax.eq(rows, cols), dt)

@@ -371,3 +371,13 @@ def test_conv_shape_errors_are_explained():
         lax.conv(jnp.ones((1, 2, 5)), jnp.ones((2, 2, 3), jnp.int32), (1,), "SAME")
     with pytest.raises(TypeError, match="same rank"):
         lax.conv(jnp.ones((1, 2, 5)), jnp.ones((2, 2, 3, 3)), (1,), "SAME")
+
+
+def test_outer_keeps_the_sign_of_a_zero_product():
+    # as JAX (a[:, None] * b[None, :]): 0 * -0 is -0; a contraction-free dot_general gave +0
+    a, b = np.array([0.0, 2.0], np.float32), np.array([-0.0, 3.0], np.float32)
+    for f in (jnp.outer, jnp.linalg.outer, omnistage.jit(jnp.outer)):
+        got = np.asarray(f(a, b))
+        np.testing.assert_array_equal(got, np.outer(a, b))
+        assert np.signbit(got[0, 0])
+    assert jnp.outer(jnp.array([True]), jnp.array([False])).dtype == np.bool_
