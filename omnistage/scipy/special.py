@@ -5,7 +5,7 @@ logsumexp; and from the modules beside it the incomplete gamma/beta family, zeta
 combinatorial functions (`special_gamma`), the entropy/transform functions, erfcx and
 dawsn (`special_transforms`), spence, owens_t and the exponential integrals
 (`special_integrals`), hyp1f1 (`special_hypergeometric`), sici, fresnel and bessel_jn
-(`special_oscillatory`), sph_harm_y (`special_harmonics`),
+(`special_oscillatory`), sph_harm_y (`special_harmonics`), wofz (`special_faddeeva`),
 hyp2f1 (`special_hyp2f1`).
 
 All are compositions of lax operations (so they jit, vmap and lower like user code), with
@@ -261,10 +261,11 @@ from .special_hypergeometric import hyp1f1  # noqa: E402,F401
 from .special_oscillatory import *  # noqa: E402,F401,F403 - sici, fresnel, bessel_jn
 from .special_oscillatory import __all__ as _oscillatory_names  # noqa: E402
 from .special_harmonics import sph_harm_y  # noqa: E402,F401
+from .special_faddeeva import wofz  # noqa: E402,F401
 from .special_hyp2f1 import hyp2f1  # noqa: E402,F401
 
 __all__ = [
     "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "gammaln", "digamma", "polygamma", "gamma",
     "betaln", "beta", "expit", "logit", "xlogy", "xlog1py", "entr", "i0e", "i1e", "i0", "i1", "logsumexp",
     "softmax", "log_softmax",
-] + _gamma_names + _transform_names + _integral_names + ["hyp1f1"] + _oscillatory_names + ["sph_harm_y", "hyp2f1"]
+] + _gamma_names + _transform_names + _integral_names + ["hyp1f1"] + _oscillatory_names + ["sph_harm_y", "hyp2f1", "wofz"]
