@@ -66,7 +66,7 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
         x0, consts = primals[0], primals[1:]
         sol, aux = root(x0, *consts)
         if not consts:
-            return (sol, aux), (tree_util.tree_map(lambda s: s * 0, sol), _zeros_like(aux))
+            return (sol, aux), (_zeros_like(sol), _zeros_like(aux))
         _, rhs = jvp(lambda *c: f_conv(sol, *c), tuple(consts), tuple(tangents[1:]))
         _, g = linearize(f_with(consts), sol)
         sol_dot = _tree_neg(tangent_solve(g, rhs))

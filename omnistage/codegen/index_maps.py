@@ -164,18 +164,23 @@ def _view_rev(view, in_shape, *, dimensions):
 
 
 def _view_reshape(view, in_shape, *, new_sizes, dimensions=None):
-    """A reshape of a C-ordered view (its strides those of `in_shape` in C order, size-1 axes
-    aside), or one that only adds or drops size-1 axes; else None (a copy would need div/mod)."""
+    """A reshape of a strided view, group by group (`_reshape_groups`): a group whose operand
+    axes are laid out in C order relative to each other (a merge or split of contiguous axes,
+    or axes that only gain or lose size 1) stays a strided view; else None (a copy would need
+    div/mod)."""
     if dimensions is not None:
         return None
     offset, strides = view
-    real = [(d, s) for d, s in zip(in_shape, strides) if d != 1]
-    if [d for d, _ in real] == [d for d in new_sizes if d != 1]:
-        it = iter(s for _, s in real)
-        return offset, tuple(0 if d == 1 else next(it) for d in new_sizes)
-    if all(s == c for (_, s), c in zip(real, c_strides([d for d, _ in real]))):
-        return offset, c_strides(new_sizes)
-    return None
+    if math.prod(in_shape) == 0:
+        return offset, (0,) * len(new_sizes)
+    out = [0] * len(new_sizes)  # size-1 output axes: any stride reads the one element
+    for ins, outs in _reshape_groups(in_shape, new_sizes):
+        inner = strides[ins[-1]]
+        if any(strides[a] != strides[b] * in_shape[b] for a, b in zip(ins, ins[1:])):
+            return None
+        for k, c in zip(outs, c_strides([new_sizes[k] for k in outs])):
+            out[k] = inner * c
+    return offset, tuple(out)
 
 
 VIEW_MAPS = {

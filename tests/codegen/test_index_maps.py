@@ -55,3 +55,21 @@ def test_merged_and_split_groups_side_by_side():
     _check((24, 5), (2, 2, 6, 5))
     _check((2, 3, 4), (6, 4))
     _check((6, 4), (3, 2, 2, 2))
+
+
+def _read_view(base, view, shape):
+    offset, strides = view
+    item = base.itemsize
+    return np.lib.stride_tricks.as_strided(base[offset:], shape, [s * item for s in strides])
+
+
+def test_a_reshape_of_a_transposed_view_stays_a_view_group_by_group():
+    base = np.arange(2 * 3 * 20)
+    src = base.reshape(2, 3, 20).transpose(2, 0, 1)  # (20, 2, 3), not C-ordered
+    view = index_maps.VIEW_MAPS["transpose"]((0, index_maps.c_strides((2, 3, 20))), (2, 3, 20), permutation=(2, 0, 1))
+    for new in [(4, 5, 6), (20, 6), (4, 5, 2, 3), (20, 1, 2, 3)]:
+        got = index_maps.VIEW_MAPS["reshape"](view, (20, 2, 3), new_sizes=new)
+        assert got is not None, new
+        np.testing.assert_array_equal(_read_view(base, got, new), src.reshape(new))
+    # merging the transposed axes 20 and 2 needs div/mod: no view
+    assert index_maps.VIEW_MAPS["reshape"](view, (20, 2, 3), new_sizes=(40, 3)) is None
