@@ -684,6 +684,9 @@ def main(requests):
         # Numba must compile everything afresh (cached machine code has no LLVM IR to link):
         # its cache points at an empty directory, set before Numba is imported.
         os.environ["NUMBA_CACHE_DIR"] = os.path.join(work, "numba")
+        from . import kernel_calls
+
+        kernel_calls.set_linked(True)  # a library must hold its kernels, not call through cells
         for line in aot_trust.requests_until_idle(requests, _BUILDER_IDLE_S):
             request = json.loads(line)
             with aot_trust.build_lock(request["key"]) as mine:

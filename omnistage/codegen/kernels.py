@@ -19,13 +19,17 @@ from numba import types
 from numba.extending import overload
 from numba.np import linalg as _nb_linalg
 
+from . import kernel_calls
+
 _kernel = numba.njit(nogil=True, cache=True)
+# what generated code calls: through a function pointer, never linked into the program
+_entry = kernel_calls.entry_kernel(nogil=True)
 
 
 # --- data movement -------------------------------------------------------------------------
 
 
-@_kernel
+@_entry
 def strided_copy(src, dst, params):
     """Copy strided views of `src` into strided views of `dst` (both any rank and layout,
     addressed by flat C-order position through `.flat`). `params` (int64) is a sequence of
@@ -169,7 +173,7 @@ def _stable_sort_pairs(v, o, v2, o2):
         o[:] = o2
 
 
-@_kernel
+@_entry
 def identity_permutation(outer, n, inner):
     """perm[o, k, i] = k: the starting point of `refine_sort`."""
     perm = np.empty((outer, n, inner), np.int64)
@@ -180,7 +184,7 @@ def identity_permutation(outer, n, inner):
     return perm
 
 
-@_kernel
+@_entry
 def refine_sort(perm, key):
     """Reorder each line perm[o, :, i] stably by key[o, perm[o, :, i], i].
 
@@ -199,7 +203,7 @@ def refine_sort(perm, key):
                 perm[o, k, i] = order[k]
 
 
-@_kernel
+@_entry
 def take_along(x, perm):
     """out[o, k, i] = x[o, perm[o, k, i], i] (perm holds valid positions)."""
     outer, n, inner = x.shape
@@ -228,7 +232,7 @@ def _eye_into(out):
 # --- cholesky ------------------------------------------------------------------------------
 
 
-@_kernel
+@_entry
 def cholesky(a, out):
     """Lower Cholesky factors of a (b, n, n); a matrix that is not positive definite gets NaN
     in its lower triangle and zeros above (JAX)."""
@@ -246,7 +250,7 @@ def cholesky(a, out):
 # --- eigh ----------------------------------------------------------------------------------
 
 
-@_kernel
+@_entry
 def eigh(a, lower, v, w):
     """v, w of Hermitian a (b, n, n) from its lower (or upper) triangle; w ascending, real.
 
@@ -346,7 +350,7 @@ def _normalized_columns(v, out):
             out[i, j] = v[i, j] / norm * phase
 
 
-@_kernel
+@_entry
 def eig(a, w, vl, vr):
     """w (b, n), vr (b, n, n) (when it has a batch entry per matrix) and, when vl has one, the left eigenvectors
     (the conjugate transpose of inv(vr), normalized) of a (b, n, n) float64/complex128, all
@@ -382,7 +386,7 @@ def eig(a, w, vl, vr):
 # --- svd -------------------------------------------------------------------------------------
 
 
-@_kernel
+@_entry
 def svd(a, full_matrices, u, s, vh):
     """u (b, m, m or k), s (b, k) real descending, vh (b, n or k, n) of a (b, m, n)."""
     if s.shape[1] == 0:  # NumPy: identities for the non-empty side, nothing to decompose
@@ -404,7 +408,7 @@ def svd(a, full_matrices, u, s, vh):
 # --- qr --------------------------------------------------------------------------------------
 
 
-@_kernel
+@_entry
 def qr(a, q, r):
     """q (b, m, m or k), r (b, m or k, n) of a (b, m, n), LAPACK's Householder signs.
 
@@ -439,7 +443,7 @@ def _pivot_magnitude(x):
     return np.abs(x.real) + np.abs(x.imag)
 
 
-@_kernel
+@_entry
 def lu(a):
     """Partial-pivoting LU of a (b, m, n): (lu, pivots int32 (b, k), permutation int32 (b, m)),
     the unblocked getrf algorithm of `lax.linalg`'s implementation, step for step."""
@@ -473,7 +477,7 @@ def lu(a):
     return out, pivots, perm
 
 
-@_kernel
+@_entry
 def lu_pivots_to_permutation(pivots, permutation_size):
     """Apply the row swaps i <-> pivots[b, i] in order to the identity permutation of each
     batch entry; a pivot outside [0, permutation_size) swaps nothing (never reads out of
@@ -493,7 +497,7 @@ def lu_pivots_to_permutation(pivots, permutation_size):
 # --- triangular_solve --------------------------------------------------------------------------
 
 
-@_kernel
+@_entry
 def forward_substitution(m, rhs, unit_diagonal):
     """x with m x = rhs for lower-triangular m (b, n, n) and rhs (b, n, k), row by row (only
     m's lower triangle is read)."""
@@ -547,7 +551,7 @@ def _taps(in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil):
     return taps
 
 
-@_kernel
+@_entry
 def permuted_copy(src, src_shape, perm, dst):
     """dst (flat, C order) = the C-ordered `src` (flat, of shape `src_shape`) with its axes
     permuted: dst axis k is src axis perm[k]; elements are cast to dst's dtype. Shapes and
@@ -609,7 +613,7 @@ def _is_identity(perm):
     return True
 
 
-@_kernel
+@_entry
 def conv_in_layout(lhs, rhs, out, params):
     """`conv` on operands in their own layouts into `out` in its own; `params` (int64) holds,
     for rank n and s = max(n - 2, 1) spatial entries: n, lhs_spec, rhs_spec (dimension
@@ -643,7 +647,7 @@ def conv_in_layout(lhs, rhs, out, params):
     permuted_copy(buf.reshape(buf.size), spec_shape, out_perm, out.reshape(out.size))
 
 
-@_kernel
+@_entry
 def conv(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups):
     """Direct convolution into `out` (N', O, S_out) of lhs (N, C, S_in) with rhs (O, I, K), all
     in the output dtype with spatial dimensions flattened (their shapes passed as tuples).
@@ -847,7 +851,7 @@ def _window_choices(x, out_shape, params, identity):
     return choice
 
 
-@_kernel
+@_entry
 def reduce_window_chooser(x, out, params, identity):
     """A max or min window reduction of `x` into `out`. `params` (int64, n = x's rank): the
     window dimensions, strides, low padding, base dilation, window dilation (n each), then 1
@@ -859,7 +863,7 @@ def reduce_window_chooser(x, out, params, identity):
         of[j] = xf[choice[j]] if choice[j] >= 0 else identity
 
 
-@_kernel
+@_entry
 def select_and_gather_add(t, x, out, params, identity):
     """out (pooled) = `t` at the element of `x` each window chooses (0 where padding wins)."""
     choice = _window_choices(x, out.shape, params, identity)
@@ -868,7 +872,7 @@ def select_and_gather_add(t, x, out, params, identity):
         of[j] = tf[choice[j]] if choice[j] >= 0 else 0
 
 
-@_kernel
+@_entry
 def select_and_scatter_add(source, x, out, params, identity):
     """out (x's shape) = the sum of `source` over the windows choosing each element, added in
     window order (as the NumPy implementation's np.add.at)."""

@@ -1,0 +1,156 @@
+"""Calls from generated programs into omnistage's runtime kernels through function pointers.
+
+A Numba function that calls another njit function links the callee's LLVM IR into its own
+module and optimizes and compiles the two together (so the callee can be inlined). For the
+whole-array kernels (`kernels.eig`, `kernels.strided_copy`, ...) that is pure cost: a program
+calling `eig` re-optimized and re-emitted LAPACK-driving code of a few thousand IR lines in
+every program that used it (~1 s of LLVM per program), although the kernel's machine code was
+already compiled once per machine and cached.
+
+`entry_kernel` makes a kernel whose callers reach it through a pointer instead:
+- typing is Numba's (the kernel is an ordinary dispatcher, `cache=True`);
+- each compiled overload's native entry (Numba's calling convention: status, return slot,
+  exception info, arguments) is stored in a cell, an 8-byte slot registered in LLVM's symbol
+  table under a name derived from the kernel's module, name and argument types;
+- a caller's IR only declares that cell as an external global, loads it and calls through it:
+  nothing of the kernel is linked in, so the caller's compile does not grow with the kernel;
+- the caller's compile result lists the cell in Numba's `reload_init`, so when the caller's
+  machine code is later loaded from Numba's disk cache (another process), the kernel overload
+  is loaded (or compiled) and its cell registered *before* the caller's object code is linked.
+
+Errors, exceptions and reference counting are those of a direct call: the callee is the same
+native function a linked call would reach. The AOT builder (`aot.py`), which must produce a
+self-contained library, switches pointer calls off (`linked_calls()`) and links kernels in.
+
+Imports Numba: only the code generator imports this module, lazily.
+"""
+import contextlib
+import ctypes
+import hashlib
+import importlib
+
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba.core import cgutils, imputils
+from numba.core.registry import CPUDispatcher
+
+_PREFIX = "omnistage_kernel_"
+_cells = {}  # symbol -> ctypes.c_void_p holding the native entry's address (kept alive here)
+_linked = [False]  # True: callers link kernels in (the AOT builder)
+
+
+@contextlib.contextmanager
+def linked_calls():
+    """Within this block (and for overloads compiled in it), kernels are linked into their
+    callers as ordinary njit calls."""
+    _linked[0], before = True, _linked[0]
+    try:
+        yield
+    finally:
+        _linked[0] = before
+
+
+def linked():
+    return _linked[0]
+
+
+def set_linked(value):
+    """Process-wide switch (the AOT builder process links every kernel call)."""
+    _linked[0] = bool(value)
+
+
+def symbol(module, qualname, argtypes):
+    """The cell's symbol for one overload: stable across processes (the names and types are)."""
+    text = f"{module}:{qualname}({', '.join(map(str, argtypes))})"
+    return _PREFIX + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class Rebind:
+    """A `reload_init` entry of a caller: makes sure the kernel overload's cell exists before
+    the caller's cached machine code is linked. Picklable by value (Numba stores it in the
+    caller's cache index)."""
+
+    __slots__ = ("module", "qualname", "argtypes")
+
+    def __init__(self, module, qualname, argtypes):
+        self.module, self.qualname, self.argtypes = module, qualname, tuple(argtypes)
+
+    def __call__(self):
+        if symbol(self.module, self.qualname, self.argtypes) in _cells:
+            return
+        dispatcher = importlib.import_module(self.module)
+        for part in self.qualname.split("."):
+            dispatcher = getattr(dispatcher, part)
+        dispatcher.compile(self.argtypes)  # loads from Numba's cache, or compiles; binds the cell
+
+    def __reduce__(self):
+        return Rebind, (self.module, self.qualname, self.argtypes)
+
+    def __eq__(self, other):
+        return isinstance(other, Rebind) and (self.module, self.qualname, self.argtypes) == (
+            other.module, other.qualname, other.argtypes)
+
+    def __hash__(self):
+        return hash((self.module, self.qualname, self.argtypes))
+
+
+def _bind(name, address):
+    cell = _cells.get(name)
+    if cell is None:
+        cell = _cells[name] = ctypes.c_void_p(address)
+        llvm.add_symbol(name, ctypes.addressof(cell))
+    else:
+        cell.value = address
+
+
+def _pointer_call(cres, name, rebind):
+    """The lowering of a call to `cres`'s overload: load the cell, call the entry."""
+    fndesc = cres.fndesc
+
+    def imp(context, builder, sig, args):
+        module = builder.module
+        fnty = context.call_conv.get_function_type(fndesc.restype, fndesc.argtypes)
+        cell = module.globals.get(name)
+        if cell is None:
+            cell = ir.GlobalVariable(module, fnty.as_pointer(), name=name)
+            cell.linkage = "external"
+        callee = builder.load(cell)
+        status, retval = context.call_conv.call_function(builder, callee, fndesc.restype, fndesc.argtypes, args)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        retval = imputils.fix_returning_optional(context, builder, sig, status, retval)
+        context.active_code_library._reload_init.add(rebind)
+        return imputils.impl_ret_new_ref(context, builder, fndesc.restype, retval)
+
+    imp.signature = fndesc.argtypes
+    imp.libs = ()
+    return imp
+
+
+class EntryKernel(CPUDispatcher):
+    """A dispatcher whose compiled overloads are called through their cells (see the module
+    docstring); with `linked()` set when an overload is added, callers link it as usual."""
+
+    def add_overload(self, cres):
+        super().add_overload(cres)
+        if cres.objectmode or linked():
+            return
+        argtypes = tuple(cres.signature.args)
+        module, qualname = self.py_func.__module__, self.py_func.__qualname__
+        name = symbol(module, qualname, argtypes)
+        _bind(name, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+        ctx = self.targetctx
+        ctx.remove_user_function(cres.entry_point)
+        impl = _pointer_call(cres, name, Rebind(module, qualname, argtypes))
+        ctx._defns[cres.entry_point].append(impl, impl.signature)
+
+
+def entry_kernel(**options):
+    """Like `numba.njit(cache=True, **options)`, for kernels generated programs call."""
+
+    def wrap(fn):
+        dispatcher = EntryKernel(py_func=fn, locals={}, targetoptions=dict(options, nopython=True))
+        dispatcher.enable_caching()
+        return dispatcher
+
+    return wrap

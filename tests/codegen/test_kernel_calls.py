@@ -1,0 +1,84 @@
+"""Generated programs call runtime kernels through function pointers (`codegen/kernel_calls`):
+the kernel's IR is not linked into the program, a program loaded from Numba's disk cache in a
+fresh process finds its kernels' cells registered before its machine code is linked, and the
+AOT builder (which needs self-contained code) links kernels in as before."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+import omnistage
+import omnistage.numpy as jnp
+from omnistage.codegen import kernel_calls
+from omnistage.codegen import kernels as kn
+from omnistage.codegen.executable import NumbaProgram
+
+
+def _radius_and_transpose(w):
+    return jnp.max(jnp.abs(jnp.linalg.eigvals(w)), axis=-1), jnp.swapaxes(w, 1, 2) * 2.0
+
+
+def _expected(w):
+    return np.max(np.abs(np.linalg.eigvals(w)), axis=-1), np.swapaxes(w, 1, 2) * 2.0
+
+
+def _check(got, w):
+    for g, e in zip(got, _expected(w)):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-5)
+
+
+def test_program_ir_declares_the_kernel_cell_and_holds_no_kernel_code():
+    w = np.random.RandomState(0).rand(8, 3, 3).astype(np.float32)
+    compiled = omnistage.jit(_radius_and_transpose, backend="cpu").lower(w).compile()
+    _check(compiled(w), w)
+    program = compiled.executable
+    assert isinstance(program, NumbaProgram)
+    (llvm,) = program._fn.inspect_llvm().values()
+    assert "@omnistage_kernel_" in llvm
+    # the eig kernel's own functions are declared nowhere and defined nowhere in the program
+    for cres in kn.eig.overloads.values():
+        assert cres.fndesc.llvm_func_name not in llvm
+
+
+def test_symbols_are_stable_and_distinct_per_overload():
+    a = kernel_calls.symbol("omnistage.codegen.kernels", "eig", ("array(float64, 3d, C)",))
+    assert a == kernel_calls.symbol("omnistage.codegen.kernels", "eig", ("array(float64, 3d, C)",))
+    assert a != kernel_calls.symbol("omnistage.codegen.kernels", "eig", ("array(complex128, 3d, C)",))
+    assert a != kernel_calls.symbol("omnistage.codegen.kernels", "eigh", ("array(float64, 3d, C)",))
+
+
+def test_rebind_entries_pickle_by_value():
+    import pickle
+
+    entry = kernel_calls.Rebind("omnistage.codegen.kernels", "strided_copy", ())
+    again = pickle.loads(pickle.dumps(entry))
+    assert again == entry and hash(again) == hash(entry)
+
+
+_CHILD = textwrap.dedent("""
+    import sys, numpy as np
+    sys.path.insert(0, {root!r})
+    import omnistage
+    from tests.codegen.test_kernel_calls import _radius_and_transpose, _check
+    w = np.random.RandomState(1).rand(5, 3, 3).astype(np.float32)
+    _check(omnistage.jit(_radius_and_transpose, backend="cpu")(w), w)
+    from omnistage.codegen import kernel_calls
+    print("cells", len(kernel_calls._cells))
+""")
+
+
+def test_a_cached_program_finds_its_kernels_in_a_fresh_process(tmp_path):
+    """The second process loads the program's machine code from the disk cache: its kernel
+    cells must be registered by the program's reload hooks before that code is linked (an
+    unresolved symbol aborts the process)."""
+    env = dict(os.environ, OMNISTAGE_CACHE_DIR=str(tmp_path / "cache"), OMNISTAGE_AOT="0",
+               OMNISTAGE_LOG_COMPILES="1")
+    code = _CHILD.format(root=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "cells" in run.stdout
+    assert "disk cache" in runs[1].stderr, runs[1].stderr[-2000:]
