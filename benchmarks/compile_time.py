@@ -139,10 +139,13 @@ RUN = lambda: f(x)
 }
 
 CHILD = """
-import json, sys, time
+import time
+t_start = time.perf_counter()
+import json, sys
 sys.path.insert(0, {here!r})
 import numpy as np
 {prelude}
+t_imported = time.perf_counter()
 {setup}
 if {breakdown}:
     import compile_stages
@@ -151,7 +154,8 @@ t0, c0 = time.perf_counter(), time.process_time()
 fw.block_until_ready(RUN())
 t1, c1 = time.perf_counter(), time.process_time()
 fw.block_until_ready(RUN())
-out = {{"first_s": t1 - t0, "first_cpu_s": c1 - c0, "second_s": time.perf_counter() - t1}}
+out = {{"first_s": t1 - t0, "first_cpu_s": c1 - c0, "second_s": time.perf_counter() - t1,
+        "import_s": t_imported - t_start}}
 if {breakdown}:
     out["stages"] = compile_stages.report(t1 - t0)
 print(json.dumps(out))
@@ -196,6 +200,10 @@ def main():
     cases = [c for c in args.cases.split(",") if c]
     jax = _jax_available(args.jax_python)
     base = dict(os.environ, OMNISTAGE_AOT="0", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+    # an installed package has its bytecode (pip compiles it; Python writes it on first import):
+    # without it every child would compile omnistage's own ~100 modules from source (~0.3 s),
+    # while JAX's site-packages came with theirs
+    base.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory(prefix="omnistage-compile-") as root:
         numba_cache = os.path.join(root, "numba")
         rows = []
@@ -220,14 +228,19 @@ def main():
 
     print(f"First call (compile) time in fresh processes, median of {args.runs} run(s); JAX {'installed' if jax else 'not installed'}.")
     print("(cpu: the first call's CPU time, all threads: on a loaded machine the steadier measure)")
+    print("(import + first: the process's imports (omnistage's are light, Numba is imported by the first")
+    print(" call; JAX imports its compiler with `import jax`) plus the first call)")
     print(f"{'case':<17} {'program':<46} {'omnistage':>10} {'JAX':>9} {'ratio':>7}   {'cpu ours / JAX':>18}"
-          f"   second call (ours / JAX)")
+          f"   {'import + first (ours / JAX)':>28}   second call (ours / JAX)")
     for case, ours, theirs in rows:
         a, b = med(ours, "first_s"), med(theirs, "first_s")
         ratio = f"{a / b:.1f}x" if a and b else "-"
         cpu = f"{_fmt(med(ours, 'first_cpu_s'))} / {_fmt(med(theirs, 'first_cpu_s'))}"
         errors = [r["error"] for r in ours + theirs if "error" in r]
-        print(f"{case:<17} {CASES[case][0]:<46} {_fmt(a):>10} {_fmt(b):>9} {ratio:>7}   {cpu:>18}   "
+        both = [None if med(r, "import_s") is None or med(r, "first_s") is None else med(r, "import_s") + med(r, "first_s")
+                for r in (ours, theirs)]
+        with_import = f"{_fmt(both[0])} / {_fmt(both[1])}"
+        print(f"{case:<17} {CASES[case][0]:<46} {_fmt(a):>10} {_fmt(b):>9} {ratio:>7}   {cpu:>18}   {with_import:>28}   "
               f"{_fmt(med(ours, 'second_s'))} / {_fmt(med(theirs, 'second_s'))}" + (f"   errors: {errors}" if errors else ""))
     if args.breakdown:
         stages = list(dict.fromkeys(k for _, ours, _ in rows for r in ours for k in r.get("stages", {})))

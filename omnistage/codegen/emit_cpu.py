@@ -232,6 +232,8 @@ class ModuleEmitter:
             "import numba",
             "from omnistage.codegen import support as _rt",
         ]
+        if self.functions:
+            head.append(SUBFUNCTION_IMPORT)
         if any("_kn." in f for f in self.functions + [entry]):
             head.append("from omnistage.codegen import kernels as _kn")
         if any("_mpi." in f for f in self.functions + [entry]):
@@ -242,6 +244,11 @@ class ModuleEmitter:
         functions, constants = hoist_constants(functions)
         blocks = ["\n".join(head + constants + params)] + functions
         return "\n\n\n".join(blocks) + "\n"
+
+
+# How control-flow bodies and other non-entry functions are compiled (kernel_calls.entry_kernel).
+SUBFUNCTION_DECORATOR = "called_by_pointer"
+SUBFUNCTION_IMPORT = "from omnistage.codegen.kernel_calls import entry_kernel as called_by_pointer"
 
 
 # A typed numeric literal in generated code: `np.float32(0.5)`, `np.uint32(9)`, `np.float32(-np.inf)`.
@@ -785,7 +792,10 @@ class Emitter(ControlFlowEmitter):
             self.lines, threaded = parallel.parallelize(self.lines)
             if threaded:
                 options += ", " + parallel.NJIT_OPTION
-        head = [f"@numba.njit({options})", f"def {p.name}({args}):"]
+        # a body called by other generated functions is reached through a pointer, so its
+        # callers neither link its IR nor optimize it again (kernel_calls)
+        decorator = "numba.njit" if self.entry else SUBFUNCTION_DECORATOR
+        head = [f"@{decorator}({options})", f"def {p.name}({args}):"]
         return "\n".join(head + self.lines)
 
 
@@ -930,15 +940,20 @@ class _RowGroup:
         inside = {id(m[3].stmt) for m in self.members}
         plan = self.em.plan
 
-        def final_users(var):
-            for user in plan.consumers.get(var, []):
+        # the statements that finally consume `name`, through chains of fused (unmaterialized)
+        # single-output users; each variable is visited once (the chains form a DAG, and
+        # walking every path was 1.6M calls for random.gamma's program)
+        seen, pending = {name}, [name]
+        while pending:
+            for user in plan.consumers.get(pending.pop(), []):
                 out = user.outs[0] if len(user.outs) == 1 else None
                 if out is not None and not plan.materialized(out):
-                    yield from final_users(out)
-                else:
-                    yield user
-
-        return all(id(u.stmt) in inside for u in final_users(name))
+                    if out not in seen:
+                        seen.add(out)
+                        pending.append(out)
+                elif id(user.stmt) not in inside:
+                    return False
+        return True
 
 
 BODY_COPY_MIN = 1024  # copies in control-flow bodies this big or bigger call the copy kernel

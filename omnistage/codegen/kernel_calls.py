@@ -145,12 +145,14 @@ class EntryKernel(CPUDispatcher):
         ctx._defns[cres.entry_point].append(impl, impl.signature)
 
 
-def entry_kernel(**options):
-    """Like `numba.njit(cache=True, **options)`, for kernels generated programs call."""
+def entry_kernel(cache=True, **options):
+    """Like `numba.njit(cache=cache, **options)`, for functions that generated programs call
+    (runtime kernels, and a generated module's control-flow bodies)."""
 
     def wrap(fn):
         dispatcher = EntryKernel(py_func=fn, locals={}, targetoptions=dict(options, nopython=True))
-        dispatcher.enable_caching()
+        if cache:
+            dispatcher.enable_caching()
         return dispatcher
 
     return wrap

@@ -40,7 +40,7 @@ def instrument(source, fn_name):
     `fn_name` and the control-flow bodies it calls (each reported on its own)."""
     lines = source.split("\n")
     base = hashlib.sha256(_LOC.sub("", source).encode()).hexdigest()
-    starts = [i for i, line in enumerate(lines) if line.startswith("def ") and lines[i - 1].startswith("@numba.njit")]
+    starts = [i for i, line in enumerate(lines) if line.startswith("def ") and lines[i - 1].startswith(("@numba.njit", "@called_by_pointer"))]
     out, done = [], 0
     for start in starts:
         end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i].startswith(" ")), len(lines))
