@@ -1054,23 +1054,18 @@ def _emit_dot_general(em, e):
     dt = _np_dtype(aval.dtype)
     if aval.dtype.kind in "fc" and K > 0:
         blas_threads.configure()  # once per process, before the first program that calls BLAS runs
-        # BLAS on each batch element's matrices; an operand is a reshape of itself, a
-        # transposed one an F-ordered view (np.dot gives BLAS a transpose flag), copied only
-        # when it is neither. Results are written in place (an `o[b] = np.dot(...)` copy
-        # costs seconds to compile).
-        l2 = _blas_matrices(em, f"{out}_lhs", lname, la, (lb, lfree, lc), B, (M, K), comment)
-        r2 = _blas_matrices(em, f"{out}_rhs", rname, ra, (rb, rc, rfree), B, (K, N), "")
-        if B == 1:
-            o2 = out if aval.shape == (M, N) else em.fresh(f"{out}_2d")
-            em.line(f"{o2} = _rt.empty(({M}, {N}), {dt})")
-            em.line(f"np.dot({l2.format('')}, {r2.format('')}, {o2})  # BLAS")
-        else:
-            o2 = out if aval.shape == (B, M, N) else em.fresh(f"{out}_3d")
-            em.line(f"{o2} = _rt.empty(({B}, {M}, {N}), {dt})")
-            em.line(f"for _b in range({B}):")
-            em.line(f"    np.dot({l2.format('[_b]')}, {r2.format('[_b]')}, {o2}[_b])  # BLAS")
-        if o2 != out:
-            em.line(f"{out} = {o2}.reshape({aval.shape!r})")
+        # BLAS on each batch element's matrices, in the compiled-once kernel `_kn.matmul`
+        # (called through a pointer: nothing of Numba's dot implementation is compiled into
+        # the program). An operand is a reshape of itself, or of its transposed matrices (BLAS
+        # gets a transpose flag); else it is copied to the contraction's axis order first.
+        la_src, la_mat, la_t = _blas_operand(em, lname, la, (lb, lfree, lc), B, (M, K))
+        ra_src, ra_mat, ra_t = _blas_operand(em, rname, ra, (rb, rc, rfree), B, (K, N))
+        o3 = out if aval.shape == (B, M, N) else em.fresh(f"{out}_3d")
+        params = la_mat + ra_mat + (int(la_t), int(ra_t))
+        em.line(f"{o3} = _rt.empty(({B}, {M}, {N}), {dt}){comment}")
+        em.line(f"_kn.matmul({la_src}, {ra_src}, {o3}, {em.module.param_array(params)})  # BLAS")
+        if o3 != out:
+            em.line(f"{out} = {o3}.reshape({aval.shape!r})")
         return
     lperm = tuple(lb) + tuple(lfree) + tuple(lc)
     rperm = tuple(rb) + tuple(rc) + tuple(rfree)
@@ -1091,23 +1086,18 @@ def _emit_dot_general(em, e):
     em.line(f"{out} = {o3}.reshape({aval.shape!r})")
 
 
-def _blas_matrices(em, base, name, aval, axes, batch_size, shape, comment):
-    """A template for `name` as BLAS matrices of `shape` (rows, cols): `.format('')` gives the
-    one matrix (batch_size 1), `.format('[_b]')` batch element `_b`'s. `axes` are its
-    (batch, row, column) axes. A reshape where the axes allow one ('C'), a reshape then `.T`
-    where they are transposed ('F'), else a copy with the axes permuted."""
+def _blas_operand(em, name, aval, axes, batch_size, shape):
+    """(array, (batch, rows, cols) it is stored as, transposed?) for `name` as a stack of BLAS
+    matrices of `shape`: itself where its axes are those matrices, C-ordered or transposed
+    (`.T` of the stored ones), else a copy with the axes permuted. `axes` are its (batch, row,
+    column) axes."""
     batch, rows, cols = axes
     layout = contraction_layout.matrix_layout(batch, rows, cols, aval.ndim) if aval.ndim else None
+    src = name
     if layout is None:
-        perm = tuple(batch) + tuple(rows) + tuple(cols)
-        src, src_shape, layout = _contiguous(em, name, aval, perm), tuple(aval.shape[p] for p in perm), "C"
-    else:
-        src, src_shape = f"np.ascontiguousarray({name})", tuple(aval.shape)
+        src, layout = _contiguous(em, name, aval, tuple(batch) + tuple(rows) + tuple(cols)), "C"
     matrix = tuple(shape) if layout == "C" else tuple(shape)[::-1]
-    full = matrix if batch_size == 1 else (batch_size,) + matrix
-    var = em.fresh(base)
-    em.line(f"{var} = {src}{'' if src_shape == full else f'.reshape({full!r})'}{comment}")
-    return var + "{}" + (".T" if layout == "F" else "")
+    return src, (batch_size,) + matrix, layout == "F"
 
 
 def _contiguous(em, name, aval, perm):

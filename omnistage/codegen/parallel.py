@@ -23,7 +23,7 @@ when Numba has one thread, when OMNISTAGE_PARALLEL=0, or when the only threading
 load is `workqueue` (not safe for concurrent calls from several Python threads; our functions
 release the GIL). Numba sizes its pool from the CPUs this process may run on (sched_getaffinity),
 so the pool does not oversubscribe the machine, and its threads never run while OpenBLAS's do:
-BLAS is called only outside parallel loops (`np.dot` statements are never inside one).
+BLAS is called only outside parallel loops (`_kn.matmul` calls are never inside one).
 
 A process runs a parallel program's serial build first, and tries the parallel one once its
 calls have taken TIER_UP_S (about what compiling the parallel build, or loading Numba for a

@@ -82,7 +82,7 @@ def test_transposed_operands_and_results_are_not_copied(rng, name):
     args = [_r(rng, *s) for s in shapes]
     src = _compiled(fn, *args).as_text()
     assert _copy_loops(src) == [], src
-    assert src.count("np.dot(") == 1
+    assert src.count("_kn.matmul(") == 1
 
 
 @pytest.mark.parametrize("name", ["bij,bjk->bik", "bji,bjk->bik", "bij,bkj->bik", "bij,bjk->bki"])
@@ -91,7 +91,7 @@ def test_batched_products_with_leading_batch_axes_index_their_operands(rng, name
     args = [_r(rng, *s) for s in shapes]
     src = _compiled(fn, *args).as_text()
     assert _copy_loops(src) == [], src
-    assert "for _b in range(4):" in src
+    assert src.count("_kn.matmul(") == 1
 
 
 def test_weight_gradients_of_a_dense_layer_need_no_transpose(rng):

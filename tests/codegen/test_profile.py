@@ -12,14 +12,14 @@ MODULE = '''# Numba CPU kernel for the omnistage program 'f'.
 import numpy as np
 import numba
 from omnistage.codegen import support as _rt
+from omnistage.codegen import kernels as _kn
+_params0 = np.array([1, 4, 4, 1, 4, 4, 0, 0], dtype=np.int64)
 
 
 @numba.njit(cache=_OMNISTAGE_CACHED, nogil=True, fastmath={'contract'})
 def f(a, b):
-    f_lhs = np.ascontiguousarray(a)  # user.py:3
-    f_rhs = np.ascontiguousarray(b)
-    f = _rt.empty((4, 4), np.float32)
-    np.dot(f_lhs, f_rhs, f)  # BLAS
+    f = _rt.empty((1, 4, 4), np.float32)  # user.py:3
+    _kn.matmul(a, b, f, _params0)  # BLAS
     g = _rt.empty((4, 4), np.float32)  # user.py:4
     for _i0 in range(4):
         for _i1 in range(4):
