@@ -232,7 +232,7 @@ class ModuleEmitter:
             "import numba",
             "from omnistage.codegen import support as _rt",
         ]
-        if self.functions:
+        if any(f"@{SUBFUNCTION_DECORATOR}(" in f for f in self.functions):
             head.append(SUBFUNCTION_IMPORT)
         if any("_kn." in f for f in self.functions + [entry]):
             head.append("from omnistage.codegen import kernels as _kn")
@@ -246,7 +246,11 @@ class ModuleEmitter:
         return "\n\n\n".join(blocks) + "\n"
 
 
-# How control-flow bodies and other non-entry functions are compiled (kernel_calls.entry_kernel).
+# How big control-flow bodies and other non-entry functions are compiled (kernel_calls.entry_kernel)
+# ... "big": at least this many lines. Linked into its caller, a body is optimized and compiled
+# once more per caller (random.gamma's ~150-line bodies nest three deep); called by pointer, it
+# costs one indirect call per iteration, which a body this long does not notice.
+POINTER_CALL_MIN_LINES = 40
 SUBFUNCTION_DECORATOR = "called_by_pointer"
 SUBFUNCTION_IMPORT = "from omnistage.codegen.kernel_calls import entry_kernel as called_by_pointer"
 
@@ -792,9 +796,11 @@ class Emitter(ControlFlowEmitter):
             self.lines, threaded = parallel.parallelize(self.lines)
             if threaded:
                 options += ", " + parallel.NJIT_OPTION
-        # a body called by other generated functions is reached through a pointer, so its
-        # callers neither link its IR nor optimize it again (kernel_calls)
-        decorator = "numba.njit" if self.entry else SUBFUNCTION_DECORATOR
+        # a big body called by other generated functions is reached through a pointer, so its
+        # callers neither link its IR nor optimize it again (kernel_calls); a small one stays an
+        # ordinary call LLVM can inline (a fori_loop summing its index folds to a formula)
+        by_pointer = not self.entry and len(self.lines) >= POINTER_CALL_MIN_LINES
+        decorator = SUBFUNCTION_DECORATOR if by_pointer else "numba.njit"
         head = [f"@{decorator}({options})", f"def {p.name}({args}):"]
         return "\n".join(head + self.lines)
 

@@ -85,3 +85,17 @@ def test_a_cached_program_finds_its_kernels_in_a_fresh_process(tmp_path):
         assert run.returncode == 0, run.stderr[-3000:]
         assert "cells" in run.stdout
     assert "disk cache" in runs[1].stderr, runs[1].stderr[-2000:]
+
+
+def test_big_loop_bodies_are_called_by_pointer_and_small_ones_stay_inlinable():
+    from omnistage import lax, random
+
+    small = omnistage.jit(lambda n: lax.fori_loop(0, n, lambda i, s: s + i, 0), backend="cpu")
+    text = small.lower(10).compile().as_text()
+    assert "called_by_pointer" not in text and "@numba.njit" in text
+    assert int(small(10)) == 45
+
+    big = omnistage.jit(lambda k: random.gamma(k, 2.5, (50,)), backend="cpu").lower(random.PRNGKey(0)).compile()
+    assert "@called_by_pointer(" in big.as_text()
+    sample = np.asarray(big(random.PRNGKey(0)))
+    assert sample.shape == (50,) and np.all(sample > 0) and 1.0 < sample.mean() < 4.5
