@@ -31,7 +31,7 @@ import importlib
 
 from llvmlite import binding as llvm
 from llvmlite import ir
-from numba.core import cgutils, imputils
+from numba.core import cgutils, imputils, types
 from numba.core.registry import CPUDispatcher
 
 _PREFIX = "omnistage_kernel_"
@@ -129,7 +129,19 @@ def _pointer_call(cres, name, rebind):
 
 class EntryKernel(CPUDispatcher):
     """A dispatcher whose compiled overloads are called through their cells (see the module
-    docstring); with `linked()` set when an overload is added, callers link it as usual."""
+    docstring); with `linked()` set when an overload is added, callers link it as usual.
+
+    `read_only` (argument positions) are arrays the kernel only reads: a writable array there
+    is typed as read-only, so a program's inputs (read-only at the boundary) and its own
+    intermediates (writable) share one overload instead of compiling the kernel twice."""
+
+    read_only = ()
+
+    def get_call_template(self, args, kws):
+        if self.read_only:
+            args = tuple(a.copy(readonly=True) if i in self.read_only and isinstance(a, types.Array) and a.mutable
+                         else a for i, a in enumerate(args))
+        return super().get_call_template(args, kws)
 
     def add_overload(self, cres):
         super().add_overload(cres)
@@ -145,12 +157,14 @@ class EntryKernel(CPUDispatcher):
         ctx._defns[cres.entry_point].append(impl, impl.signature)
 
 
-def entry_kernel(cache=True, **options):
+def entry_kernel(cache=True, read_only=(), **options):
     """Like `numba.njit(cache=cache, **options)`, for functions that generated programs call
-    (runtime kernels, and a generated module's control-flow bodies)."""
+    (runtime kernels, and a generated module's control-flow bodies); `read_only`: see
+    `EntryKernel`."""
 
     def wrap(fn):
         dispatcher = EntryKernel(py_func=fn, locals={}, targetoptions=dict(options, nopython=True))
+        dispatcher.read_only = tuple(read_only)
         if cache:
             dispatcher.enable_caching()
         return dispatcher

@@ -29,7 +29,7 @@ _entry = kernel_calls.entry_kernel(nogil=True)
 # --- contractions ---------------------------------------------------------------------------
 
 
-@_entry
+@kernel_calls.entry_kernel(nogil=True, read_only=(0, 1))
 def matmul(a, b, out, params):
     """`out[i] = op(a3[i]) @ op(b3[i])` for each batch element `i` of the (B, M, N) array
     `out`, through BLAS (`np.dot`, in place). `a` and `b` are any rank and layout; `params`
@@ -57,7 +57,7 @@ def matmul(a, b, out, params):
 # --- data movement -------------------------------------------------------------------------
 
 
-@_entry
+@kernel_calls.entry_kernel(nogil=True, read_only=(0,))
 def strided_copy(src, dst, params):
     """Copy strided views of `src` into strided views of `dst` (both any rank and layout,
     addressed by flat C-order position through `.flat`). `params` (int64) is a sequence of

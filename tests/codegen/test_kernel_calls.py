@@ -99,3 +99,17 @@ def test_big_loop_bodies_are_called_by_pointer_and_small_ones_stay_inlinable():
     assert "@called_by_pointer(" in big.as_text()
     sample = np.asarray(big(random.PRNGKey(0)))
     assert sample.shape == (50,) and np.all(sample > 0) and 1.0 < sample.mean() < 4.5
+
+
+def test_read_only_arguments_share_one_overload_for_inputs_and_intermediates():
+    """A program's inputs are read-only arrays and its intermediates writable ones: matmul and
+    strided_copy type both as read-only, so one compile serves both."""
+    a = np.random.RandomState(2).rand(48, 32).astype(np.float32)
+    c = np.float32(time.time_ns() % 997 + 2)  # a program no earlier run cached (its kernels load with it)
+    fn = omnistage.jit(lambda a: (a.T @ (a * c), jnp.concatenate([a.T, a.T * c], 1)), backend="cpu")
+    got = fn(a)
+    np.testing.assert_allclose(np.asarray(got[0]), a.T @ (a * c), rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(got[1]), np.concatenate([a.T, a.T * c], 1))
+    for kernel, positions in ((kn.matmul, (0, 1)), (kn.strided_copy, (0,))):
+        signatures = [s for s in kernel.signatures if str(s[0].dtype) == "float32"]
+        assert signatures and all(not s[i].mutable for s in signatures for i in positions), signatures
