@@ -7,11 +7,12 @@ import warnings
 import numpy as np
 
 from ..staging.interpret import compile_program
-from . import compile_log, disk_cache, memory_check, narrow_floats, numba_extensions, parallel
+from . import blas_probe, compile_log, disk_cache, memory_check, narrow_floats, numba_extensions, parallel
 
 
 def vmath_lookup():
     """The emitter's vmath lookup: a function (name, dtype) -> the exported kernel's name or None."""
+    blas_probe.answer_present()  # before anything imports numba.np.arraymath (vmath does)
     try:
         from . import vmath
     except ImportError:
