@@ -226,6 +226,10 @@ def main():
         values = [r[key] for r in runs if key in r]
         return statistics.median(values) if values else None
 
+    def with_imports(runs):
+        imported, first = med(runs, "import_s"), med(runs, "first_s")
+        return None if imported is None or first is None else imported + first
+
     print(f"First call (compile) time in fresh processes, median of {args.runs} run(s); JAX {'installed' if jax else 'not installed'}.")
     print("(cpu: the first call's CPU time, all threads: on a loaded machine the steadier measure)")
     print("(import + first: the process's imports (omnistage's are light, Numba is imported by the first")
@@ -237,9 +241,7 @@ def main():
         ratio = f"{a / b:.1f}x" if a and b else "-"
         cpu = f"{_fmt(med(ours, 'first_cpu_s'))} / {_fmt(med(theirs, 'first_cpu_s'))}"
         errors = [r["error"] for r in ours + theirs if "error" in r]
-        both = [None if med(r, "import_s") is None or med(r, "first_s") is None else med(r, "import_s") + med(r, "first_s")
-                for r in (ours, theirs)]
-        with_import = f"{_fmt(both[0])} / {_fmt(both[1])}"
+        with_import = f"{_fmt(with_imports(ours))} / {_fmt(with_imports(theirs))}"
         print(f"{case:<17} {CASES[case][0]:<46} {_fmt(a):>10} {_fmt(b):>9} {ratio:>7}   {cpu:>18}   {with_import:>28}   "
               f"{_fmt(med(ours, 'second_s'))} / {_fmt(med(theirs, 'second_s'))}" + (f"   errors: {errors}" if errors else ""))
     if args.breakdown:

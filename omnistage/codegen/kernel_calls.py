@@ -20,14 +20,14 @@ already compiled once per machine and cached.
 
 Errors, exceptions and reference counting are those of a direct call: the callee is the same
 native function a linked call would reach. The AOT builder (`aot.py`), which must produce a
-self-contained library, switches pointer calls off (`linked_calls()`) and links kernels in.
+self-contained library, switches pointer calls off (`set_linked(True)`) and links kernels in.
 
 Imports Numba: only the code generator imports this module, lazily.
 """
-import contextlib
 import ctypes
 import hashlib
 import importlib
+from typing import NamedTuple
 
 from llvmlite import binding as llvm
 from llvmlite import ir
@@ -36,62 +36,39 @@ from numba.core.registry import CPUDispatcher
 
 _PREFIX = "omnistage_kernel_"
 _cells = {}  # symbol -> ctypes.c_void_p holding the native entry's address (kept alive here)
-_linked = [False]  # True: callers link kernels in (the AOT builder)
-
-
-@contextlib.contextmanager
-def linked_calls():
-    """Within this block (and for overloads compiled in it), kernels are linked into their
-    callers as ordinary njit calls."""
-    _linked[0], before = True, _linked[0]
-    try:
-        yield
-    finally:
-        _linked[0] = before
-
-
-def linked():
-    return _linked[0]
+_linked = False  # True: callers link kernels in (the AOT builder's process)
 
 
 def set_linked(value):
-    """Process-wide switch (the AOT builder process links every kernel call)."""
-    _linked[0] = bool(value)
+    """Process-wide switch, for overloads compiled from now on (the AOT builder links every
+    kernel call)."""
+    global _linked
+    _linked = bool(value)
 
 
-def symbol(module, qualname, argtypes):
-    """The cell's symbol for one overload: stable across processes (the names and types are)."""
-    text = f"{module}:{qualname}({', '.join(map(str, argtypes))})"
-    return _PREFIX + hashlib.sha256(text.encode()).hexdigest()[:32]
+class Rebind(NamedTuple):
+    """One kernel overload, named so another process finds it again: its cell's `symbol`, and
+    (called) a `reload_init` entry of a caller, making sure the cell exists before the caller's
+    cached machine code is linked. A tuple of names and Numba types: Numba pickles it by value
+    into the caller's cache index."""
 
+    module: str
+    qualname: str
+    argtypes: tuple
 
-class Rebind:
-    """A `reload_init` entry of a caller: makes sure the kernel overload's cell exists before
-    the caller's cached machine code is linked. Picklable by value (Numba stores it in the
-    caller's cache index)."""
-
-    __slots__ = ("module", "qualname", "argtypes")
-
-    def __init__(self, module, qualname, argtypes):
-        self.module, self.qualname, self.argtypes = module, qualname, tuple(argtypes)
+    @property
+    def symbol(self):
+        """Stable across processes (the names and types are)."""
+        text = f"{self.module}:{self.qualname}({', '.join(map(str, self.argtypes))})"
+        return _PREFIX + hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def __call__(self):
-        if symbol(self.module, self.qualname, self.argtypes) in _cells:
+        if self.symbol in _cells:
             return
         dispatcher = importlib.import_module(self.module)
         for part in self.qualname.split("."):
             dispatcher = getattr(dispatcher, part)
         dispatcher.compile(self.argtypes)  # loads from Numba's cache, or compiles; binds the cell
-
-    def __reduce__(self):
-        return Rebind, (self.module, self.qualname, self.argtypes)
-
-    def __eq__(self, other):
-        return isinstance(other, Rebind) and (self.module, self.qualname, self.argtypes) == (
-            other.module, other.qualname, other.argtypes)
-
-    def __hash__(self):
-        return hash((self.module, self.qualname, self.argtypes))
 
 
 def _bind(name, address):
@@ -103,9 +80,10 @@ def _bind(name, address):
         cell.value = address
 
 
-def _pointer_call(cres, name, rebind):
-    """The lowering of a call to `cres`'s overload: load the cell, call the entry."""
-    fndesc = cres.fndesc
+def _pointer_call(cres, rebind):
+    """The lowering of a call to `cres`'s overload: load its cell, call the entry (as Numba's
+    `imputils.user_function`, with the callee read from the cell instead of declared)."""
+    fndesc, name = cres.fndesc, rebind.symbol
 
     def imp(context, builder, sig, args):
         module = builder.module
@@ -129,7 +107,7 @@ def _pointer_call(cres, name, rebind):
 
 class EntryKernel(CPUDispatcher):
     """A dispatcher whose compiled overloads are called through their cells (see the module
-    docstring); with `linked()` set when an overload is added, callers link it as usual.
+    docstring); with `set_linked(True)` before an overload is added, callers link it as usual.
 
     `read_only` (argument positions) are arrays the kernel only reads: a writable array there
     is typed as read-only, so a program's inputs (read-only at the boundary) and its own
@@ -145,15 +123,13 @@ class EntryKernel(CPUDispatcher):
 
     def add_overload(self, cres):
         super().add_overload(cres)
-        if cres.objectmode or linked():
+        if cres.objectmode or _linked:
             return
-        argtypes = tuple(cres.signature.args)
-        module, qualname = self.py_func.__module__, self.py_func.__qualname__
-        name = symbol(module, qualname, argtypes)
-        _bind(name, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+        rebind = Rebind(self.py_func.__module__, self.py_func.__qualname__, tuple(cres.signature.args))
+        _bind(rebind.symbol, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
         ctx = self.targetctx
         ctx.remove_user_function(cres.entry_point)
-        impl = _pointer_call(cres, name, Rebind(module, qualname, argtypes))
+        impl = _pointer_call(cres, rebind)
         ctx._defns[cres.entry_point].append(impl, impl.signature)
 
 

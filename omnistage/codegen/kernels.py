@@ -22,14 +22,21 @@ from numba.np import linalg as _nb_linalg
 from . import kernel_calls
 
 _kernel = numba.njit(nogil=True, cache=True)
-# what generated code calls: through a function pointer, never linked into the program
-_entry = kernel_calls.entry_kernel(nogil=True)
+
+
+def _entry_reading(*positions):
+    """What generated code calls: through a function pointer, never linked into the program;
+    `positions` are the array arguments it only reads (kernel_calls.EntryKernel.read_only)."""
+    return kernel_calls.entry_kernel(nogil=True, read_only=positions)
+
+
+_entry = _entry_reading()
 
 
 # --- contractions ---------------------------------------------------------------------------
 
 
-@kernel_calls.entry_kernel(nogil=True, read_only=(0, 1))
+@_entry_reading(0, 1)
 def matmul(a, b, out, params):
     """`out[i] = op(a3[i]) @ op(b3[i])` for each batch element `i` of the (B, M, N) array
     `out`, through BLAS (`np.dot`, in place). `a` and `b` are any rank and layout; `params`
@@ -57,7 +64,7 @@ def matmul(a, b, out, params):
 # --- data movement -------------------------------------------------------------------------
 
 
-@kernel_calls.entry_kernel(nogil=True, read_only=(0,))
+@_entry_reading(0)
 def strided_copy(src, dst, params):
     """Copy strided views of `src` into strided views of `dst` (both any rank and layout,
     addressed by flat C-order position through `.flat`). `params` (int64) is a sequence of

@@ -46,10 +46,10 @@ def test_program_ir_declares_the_kernel_cell_and_holds_no_kernel_code():
 
 
 def test_symbols_are_stable_and_distinct_per_overload():
-    a = kernel_calls.symbol("omnistage.codegen.kernels", "eig", ("array(float64, 3d, C)",))
-    assert a == kernel_calls.symbol("omnistage.codegen.kernels", "eig", ("array(float64, 3d, C)",))
-    assert a != kernel_calls.symbol("omnistage.codegen.kernels", "eig", ("array(complex128, 3d, C)",))
-    assert a != kernel_calls.symbol("omnistage.codegen.kernels", "eigh", ("array(float64, 3d, C)",))
+    a = kernel_calls.Rebind("omnistage.codegen.kernels", "eig", ("array(float64, 3d, C)",)).symbol
+    assert a == kernel_calls.Rebind("omnistage.codegen.kernels", "eig", ("array(float64, 3d, C)",)).symbol
+    assert a != kernel_calls.Rebind("omnistage.codegen.kernels", "eig", ("array(complex128, 3d, C)",)).symbol
+    assert a != kernel_calls.Rebind("omnistage.codegen.kernels", "eigh", ("array(float64, 3d, C)",)).symbol
 
 
 def test_rebind_entries_pickle_by_value():
