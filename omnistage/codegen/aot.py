@@ -678,30 +678,43 @@ def _builder_command():
 def main(requests):
     """The builder: build and publish the library of each request (JSON lines on `requests`)."""
     import tempfile
-    import traceback
 
+    from . import kernel_calls
+
+    saved_cache_dir = os.environ.get("NUMBA_CACHE_DIR")
     with tempfile.TemporaryDirectory(prefix="omnistage-aot-") as work:
         # Numba must compile everything afresh (cached machine code has no LLVM IR to link):
         # its cache points at an empty directory, set before Numba is imported.
         os.environ["NUMBA_CACHE_DIR"] = os.path.join(work, "numba")
-        from . import kernel_calls
-
-        kernel_calls.set_linked(True)  # a library must hold its kernels, not call through cells
-        for line in aot_trust.requests_until_idle(requests, _BUILDER_IDLE_S):
-            request = json.loads(line)
-            with aot_trust.build_lock(request["key"]) as mine:
-                existing = _read_record(request["key"]) if mine else None
-                if not mine or (existing is not None and ("unsupported" in existing or _record_valid(existing))):
-                    continue  # another builder has it, or had it
-                try:
-                    record = build(request, work)
-                except Unsupported as e:
-                    record = {"format": FORMAT, "key": request["key"], "unsupported": str(e)}
-                except Exception:  # noqa: BLE001 - not recorded: a later process may succeed
-                    traceback.print_exc()
-                    continue
-                _publish_record(record)
+        was_linked = kernel_calls.set_linked(True)  # a library must hold its kernels, not call through cells
+        try:
+            _serve(requests, work)
+        finally:  # the builder is its own process; a caller in-process (tests) gets its state back
+            kernel_calls.set_linked(was_linked)
+            if saved_cache_dir is None:
+                os.environ.pop("NUMBA_CACHE_DIR", None)
+            else:
+                os.environ["NUMBA_CACHE_DIR"] = saved_cache_dir
     return 0
+
+
+def _serve(requests, work):
+    import traceback
+
+    for line in aot_trust.requests_until_idle(requests, _BUILDER_IDLE_S):
+        request = json.loads(line)
+        with aot_trust.build_lock(request["key"]) as mine:
+            existing = _read_record(request["key"]) if mine else None
+            if not mine or (existing is not None and ("unsupported" in existing or _record_valid(existing))):
+                continue  # another builder has it, or had it
+            try:
+                record = build(request, work)
+            except Unsupported as e:
+                record = {"format": FORMAT, "key": request["key"], "unsupported": str(e)}
+            except Exception:  # noqa: BLE001 - not recorded: a later process may succeed
+                traceback.print_exc()
+                continue
+            _publish_record(record)
 
 
 def build(request, work):

@@ -564,7 +564,7 @@ class Emitter(ControlFlowEmitter):
             return self._wide_row_sum(e, operand, names, kept, x, aval, comment)
         target = self._reduce_target(out, aval, [names[k] for k in kept])
         if aval.shape and not trailing:
-            self.line(f"{out} = np.full({aval.shape!r}, {init}, dtype={_np_dtype(dt)}){comment}")
+            self.line(f"{out} = _rt.full({aval.shape!r}, {init}, {_np_dtype(dt)}){comment}")
         elif aval.shape:
             self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(dt)}){comment}")
         if trailing or not aval.shape:
@@ -622,7 +622,7 @@ class Emitter(ControlFlowEmitter):
         out, dt = e.outs[0], aval.dtype
         wide = _np_dtype(_WIDE_SUM[np.dtype(dt).name])
         acc = self.fresh("_acc")
-        self.line(f"{acc} = np.zeros({aval.shape!r}, dtype={wide}){comment}")
+        self.line(f"{acc} = _rt.full({aval.shape!r}, {wide}(0), {wide}){comment}")
         self.loops(x.shape, names)
         target = f"{acc}[{', '.join(names[k] for k in kept)}]"
         self.line(f"{target} = {target} + {wide}({self.value(operand, names)})")
@@ -735,7 +735,7 @@ class Emitter(ControlFlowEmitter):
             if not literals.is_literal(a) and self.aval(a).ndim == 0:
                 tmp = self.fresh(f"{a.id}_0d")
                 self.program.avals[tmp] = self.aval(a)
-                self.line(f"{tmp} = np.asarray({a.id})")
+                self.line(f"{tmp} = _rt.contiguous({a.id})")
                 ins.append(ast.Name(tmp, ast.Load()))
             else:
                 ins.append(a)
@@ -1112,9 +1112,9 @@ def _blas_operand(em, name, aval, axes, batch_size, shape):
 def _contiguous(em, name, aval, perm):
     """A C-contiguous array of `name` with axes permuted by `perm` (no copy when the identity)."""
     if not aval.ndim:
-        return f"np.asarray({name})"
+        return f"_rt.contiguous({name})"
     if tuple(perm) == tuple(range(aval.ndim)):
-        return f"np.ascontiguousarray({name})"
+        return f"_rt.contiguous({name})"
     return em.relayout(name, aval.shape, aval.dtype, perm)
 
 

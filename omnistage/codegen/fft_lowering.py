@@ -35,11 +35,11 @@ def _emit_fft(em, e):
     aval = em.program.avals[out]
     lengths = tuple(int(n) for n in p["fft_lengths"])
     if aval.size == 0 or 0 in lengths:
-        em.line(f"{out} = np.zeros({tuple(aval.shape)!r}, dtype=np.{aval.dtype.name}){loc_comment(e.stmt)}")
+        em.line(f"{out} = _rt.full({tuple(aval.shape)!r}, np.{aval.dtype.name}(0), np.{aval.dtype.name}){loc_comment(e.stmt)}")
         return
     ndim = em.aval(x).ndim
     axes = tuple(range(ndim - len(lengths), ndim))
-    call = f"np.fft.{_FUNCTION[p['fft_type']]}(np.ascontiguousarray({ast.unparse(x)}), s={lengths!r}, axes={axes!r})"
+    call = f"np.fft.{_FUNCTION[p['fft_type']]}(_rt.contiguous({ast.unparse(x)}), s={lengths!r}, axes={axes!r})"
     em.line(f"{out} = {call}{loc_comment(e.stmt)}")
 
 

@@ -41,9 +41,10 @@ _linked = False  # True: callers link kernels in (the AOT builder's process)
 
 def set_linked(value):
     """Process-wide switch, for overloads compiled from now on (the AOT builder links every
-    kernel call)."""
+    kernel call). Returns the previous setting, for the caller to restore."""
     global _linked
-    _linked = bool(value)
+    previous, _linked = _linked, bool(value)
+    return previous
 
 
 class Rebind(NamedTuple):

@@ -23,7 +23,9 @@ import os
 import pickle
 import sys
 import threading
+import types
 
+import numpy as np
 from numba.core import caching
 
 from . import cache_integrity
@@ -58,6 +60,7 @@ class OmnistageLocator(caching._CacheLocator):
         self._lineno = py_func.__code__.co_firstlineno
         self._directory = directory
         self._generated = py_func.__module__.startswith(_GENERATED_PREFIX)
+        self._module = py_func.__module__
 
     @classmethod
     def from_function(cls, py_func, py_file):
@@ -73,6 +76,13 @@ class OmnistageLocator(caching._CacheLocator):
     def get_source_stamp(self):
         if self._generated:
             return os.path.basename(self._py_file)  # the module's name is a hash of its text
+        from . import disk_cache
+
+        # the module's file and every omnistage module it imports: a runtime kernel inlines
+        # the helpers it calls (vmath's intrinsics, support's scalar functions)
+        stamp = disk_cache.runtime_digest(f"import {self._module}\n") if self._module else ""
+        if stamp:
+            return stamp
         try:
             with open(self._py_file, "rb") as f:
                 return hashlib.sha256(f.read()).hexdigest()
@@ -193,6 +203,45 @@ def _entry_files(pdir, base):
     return [n for n in names if n.startswith(base + ".") and n.endswith((".nbi", ".nbc"))]
 
 
+_numba_index_key = caching.Cache._index_key
+
+
+def _index_key(self, sig, codegen):
+    """Numba's index key, except that for a closure of ours its captured values enter as a
+    canonical fingerprint: Numba pickles them, and a captured dispatcher or function pickles
+    differently in every process, so vmath's kernels (closures over their constants and
+    building blocks) missed the cache and added an entry in every process."""
+    if not getattr(self._cache_file, "_ours", False) or self._py_func.__closure__ is None:
+        return _numba_index_key(self, sig, codegen)
+    digest = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
+    return (sig, codegen.magic_tuple(), (digest(self._py_func.__code__.co_code), digest(_fingerprint(self._py_func, set()))))
+
+
+def _fingerprint(value, seen):
+    """Bytes that identify `value` as compiled code sees it, equal across processes."""
+    from numba.core.dispatcher import Dispatcher
+
+    if isinstance(value, Dispatcher):
+        value = value.py_func
+    if isinstance(value, types.FunctionType):
+        name = f"function {value.__module__}.{value.__qualname__}".encode()
+        if id(value) in seen:
+            return name
+        seen.add(id(value))
+        cells = tuple(c.cell_contents for c in value.__closure__ or ())
+        code = value.__code__
+        return b"\0".join([name, code.co_code, _fingerprint(code.co_consts, seen), _fingerprint(cells, seen)])
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__}[{len(value)}]".encode() + b"\0".join(_fingerprint(v, seen) for v in value)
+    if isinstance(value, np.generic):
+        return f"{value.dtype.str}:".encode() + value.tobytes()
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return f"{type(value).__name__}:{value!r}".encode()
+    if isinstance(value, types.CodeType):
+        return b"code\0" + value.co_code + _fingerprint(value.co_consts, seen)
+    return pickle.dumps(value, protocol=4)
+
+
 _numba_load_overload = caching.Cache.load_overload
 
 
@@ -253,6 +302,7 @@ def install():
             return
         caching.IndexDataCacheFile = TaggedIndexDataCacheFile
         caching.Cache.load_overload = _load_overload
+        caching.Cache._index_key = _index_key
         caching.CacheImpl._locator_classes.insert(0, OmnistageLocator)
         caching.config = _LocatorOverrideView(caching.config)
         caching.CacheImpl.__init__ = _cache_impl_init

@@ -49,8 +49,8 @@ def _out_aval(em, name):
 def _contiguous(em, atom):
     """A C-contiguous expression for operand `atom` (a rank-0 literal becomes a 0-d array)."""
     if literals.is_literal(atom):
-        return f"np.full((), {_name(atom)})"
-    return f"np.ascontiguousarray({_name(atom)})"
+        return f"_rt.contiguous({_name(atom)})"
+    return f"_rt.contiguous({_name(atom)})"
 
 
 def _as_3d(em, atom, axis):
@@ -58,7 +58,7 @@ def _as_3d(em, atom, axis):
     shape = em.aval(atom).shape
     dims = (math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]))
     var = em.fresh(f"{_name(atom)}_3d")
-    em.line(f"{var} = np.ascontiguousarray({_name(atom)}).reshape({_shape_tuple(dims)})")
+    em.line(f"{var} = _rt.contiguous({_name(atom)}).reshape({_shape_tuple(dims)})")
     return var, dims
 
 
@@ -81,8 +81,8 @@ def _as_batch(em, atom, trailing, widen=False):
     dims = (math.prod(shape[: len(shape) - trailing]),) + tuple(shape[len(shape) - trailing:])
     var = em.fresh(f"{_name(atom)}_b")
     wide = _LAPACK_WIDE.get(aval.dtype.name) if widen else None
-    convert = f".astype({_np_dtype(wide)})" if wide else ""
-    em.line(f"{var} = np.ascontiguousarray({_name(atom)}){convert}.reshape({_shape_tuple(dims)})")
+    source = f"_rt.astype({_name(atom)}, {_np_dtype(wide)})" if wide else f"_rt.contiguous({_name(atom)})"
+    em.line(f"{var} = {source}.reshape({_shape_tuple(dims)})")
     return var, dims
 
 
@@ -93,7 +93,7 @@ def _copy_into(em, out, atom):
         em.line(f"{out} = _rt.empty((), {_np_dtype(aval.dtype)})")
         em.line(f"{out}[()] = {_scalar(em, atom)}")
     else:
-        em.line(f"{out} = {_name(atom)}.copy()")
+        em.line(f"{out} = _rt.copy({_name(atom)})")
 
 
 def _kernel_int(value):
@@ -177,7 +177,7 @@ def _emit_dynamic_slice(em, e):
     em.line(f"# dynamic_slice{_loc_comment(e.stmt)}")
     if not shape:
         return _copy_into(em, out, x)
-    em.line(f"{out} = {_name(x)}[{_clamped_window(em, out, starts, shape, sizes)}].copy()")
+    em.line(f"{out} = _rt.copy({_name(x)}[{_clamped_window(em, out, starts, shape, sizes)}])")
 
 
 def _emit_dynamic_update_slice(em, e):
@@ -226,7 +226,7 @@ def _emit_gather(em, e):
     em.line(f"# gather{_loc_comment(e.stmt)}")
     if any(xa.shape[a] == 0 for a in axes) or oa.size == 0:
         # nothing to clamp into: zeros, as the implementation (and XLA) returns
-        em.line(f"{out} = np.zeros({_shape_tuple(oa.shape)}, dtype={dt})")
+        em.line(f"{out} = _rt.full({_shape_tuple(oa.shape)}, {dt}(0), {dt})")
         return
     em.line(f"{out} = _rt.empty({_shape_tuple(oa.shape)}, {dt})")
     batch = _loops(em, list(ia.shape[:-1]), "_g")
@@ -294,7 +294,7 @@ def _emit_pad(em, e):
     (out,) = e.outs
     xa, oa = em.aval(x), _out_aval(em, out)
     config = e.params["padding_config"]
-    fill = f"np.full({_shape_tuple(oa.shape)}, {_scalar(em, value)}, dtype={_np_dtype(oa.dtype)})"
+    fill = f"_rt.full({_shape_tuple(oa.shape)}, {_scalar(em, value)}, {_np_dtype(oa.dtype)})"
     em.line(f"{out} = {fill}{_loc_comment(e.stmt)}")
     if xa.ndim == 0:
         em.line(f"{out}[()] = {_scalar(em, x)}")
@@ -387,7 +387,7 @@ def _emit_debug_print(em, e):
     em.module.calls_python = True
     em.line(f"with numba.objmode():  # debug.print{_loc_comment(e.stmt)}")
     em.line(f"    _rt.debug_print({', '.join(args)})")
-    em.line(f"{e.outs[0]} = np.full((), True)")
+    em.line(f"{e.outs[0]} = _rt.full((), True, np.bool_)")
 
 
 # --- bitcast_convert_type ---------------------------------------------------------------------------
@@ -424,8 +424,9 @@ def _unbatch(em, e, bufs, rounded=True):
     buffers of LAPACK-based kernels to float32/complex64 where the output is."""
     for out, buf in zip(e.outs, bufs):
         aval = _out_aval(em, out)
-        cast = f".astype({_np_dtype(aval.dtype)})" if rounded and _wide(aval.dtype) != aval.dtype else ""
-        em.line(f"{out} = {buf}{cast}.reshape({_shape_tuple(aval.shape)})")
+        cast = rounded and _wide(aval.dtype) != aval.dtype
+        source = f"_rt.astype({buf}, {_np_dtype(aval.dtype)})" if cast else buf
+        em.line(f"{out} = {source}.reshape({_shape_tuple(aval.shape)})")
 
 
 def _emit_cholesky(em, e):
@@ -546,7 +547,7 @@ def _emit_conv(em, e):
     lhs_spec, rhs_spec, out_spec = (tuple(int(i) for i in s) for s in p["dimension_numbers"])
     em.line(f"# conv_general_dilated{_loc_comment(e.stmt)}")
     if oa.size == 0:
-        em.line(f"{out} = np.zeros({_shape_tuple(oa.shape)}, dtype={_np_dtype(oa.dtype)})")
+        em.line(f"{out} = _rt.full({_shape_tuple(oa.shape)}, {_np_dtype(oa.dtype)}(0), {_np_dtype(oa.dtype)})")
         return
     lhs_shape, rhs_shape = em.aval(lhs).shape, em.aval(rhs).shape
     out_sp = [oa.shape[i] for i in out_spec[2:]]

@@ -398,6 +398,40 @@ def unkey(typingctx, k):
 # --- allocation ----------------------------------------------------------------------------
 
 
+def _allocate(context, builder, arrtype, dims):
+    """A fresh C-ordered `arrtype` array of extents `dims` (intp values): an aligned NRT
+    MemInfo, as np.empty allocates."""
+    from numba.core import cgutils
+    from numba.np.arrayobj import get_itemsize, make_array, populate_array
+
+    intp = context.get_value_type(types.intp)
+    itemsize = context.get_constant(types.intp, get_itemsize(context, arrtype))
+    strides = [itemsize]
+    for d in reversed(dims[1:]):
+        strides.append(builder.mul(strides[-1], d))
+    strides.reverse()
+    nbytes = itemsize
+    for d in dims:
+        nbytes = builder.mul(nbytes, d)
+    align = context.get_constant(types.uint32, context.get_preferred_array_alignment(arrtype.dtype))
+    meminfo = context.nrt.meminfo_alloc_aligned(builder, nbytes, align)
+    data = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), context.get_data_type(arrtype.dtype).as_pointer())
+    ary = make_array(arrtype)(context, builder)
+    populate_array(ary, data=data, shape=cgutils.pack_array(builder, dims, ty=intp),
+                   strides=cgutils.pack_array(builder, strides[:arrtype.ndim], ty=intp), itemsize=itemsize, meminfo=meminfo)
+    return ary
+
+
+def _extents(context, builder, shape_type, shape):
+    from numba.core import cgutils
+
+    return [context.cast(builder, d, t, types.intp) for d, t in zip(cgutils.unpack_tuple(builder, shape, len(shape_type)), shape_type)]
+
+
+def _is_shape(shape):
+    return isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape)
+
+
 @intrinsic
 def empty(typingctx, shape, dtype):
     """np.empty(shape, dtype) (C order) for a tuple of ints and a NumPy scalar type.
@@ -407,36 +441,111 @@ def empty(typingctx, shape, dtype):
     separate functions in every cold process (~15% of a cold `jit(selu)` compile). This emits
     the same allocation (an aligned NRT MemInfo, C strides) directly. Sizes come from static
     avals, which the interpreter allocates too, so there is no overflow check."""
-    if not (isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape)):
+    if not _is_shape(shape) or not isinstance(dtype, types.NumberClass):
         return None
-    if not isinstance(dtype, types.NumberClass):
+    arrtype = types.Array(dtype.instance_type, len(shape), "C")
+
+    def codegen(context, builder, sig, args):
+        return _allocate(context, builder, arrtype, _extents(context, builder, sig.args[0], args[0]))._getvalue()
+
+    return arrtype(shape, dtype), codegen
+
+
+@intrinsic
+def full(typingctx, shape, value, dtype):
+    """np.full(shape, value, dtype) (C order; np.zeros with value 0), without the Numba
+    overloads of np.full/np.zeros, which (with the np.empty they call) are ~0.2 s of compile
+    in every process that compiles a program using them."""
+    if not _is_shape(shape) or not isinstance(dtype, types.NumberClass):
         return None
-    ndim = len(shape)
-    arrtype = types.Array(dtype.instance_type, ndim, "C")
+    if not isinstance(value, (types.Number, types.Boolean)):
+        return None
+    arrtype = types.Array(dtype.instance_type, len(shape), "C")
 
     def codegen(context, builder, sig, args):
         from numba.core import cgutils
-        from numba.np.arrayobj import get_itemsize, make_array, populate_array
 
-        intp = context.get_value_type(types.intp)
-        dims = [context.cast(builder, d, t, types.intp) for d, t in zip(cgutils.unpack_tuple(builder, args[0], ndim), sig.args[0])]
-        itemsize = context.get_constant(types.intp, get_itemsize(context, arrtype))
-        strides = [itemsize]
-        for d in reversed(dims[1:]):
-            strides.append(builder.mul(strides[-1], d))
-        strides.reverse()
-        nbytes = itemsize
-        for d in dims:
-            nbytes = builder.mul(nbytes, d)
-        align = context.get_constant(types.uint32, context.get_preferred_array_alignment(arrtype.dtype))
-        meminfo = context.nrt.meminfo_alloc_aligned(builder, nbytes, align)
-        data = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), context.get_data_type(arrtype.dtype).as_pointer())
-        ary = make_array(arrtype)(context, builder)
-        populate_array(ary, data=data, shape=cgutils.pack_array(builder, dims, ty=intp),
-                       strides=cgutils.pack_array(builder, strides[:ndim], ty=intp), itemsize=itemsize, meminfo=meminfo)
+        ary = _allocate(context, builder, arrtype, _extents(context, builder, sig.args[0], args[0]))
+        fill = context.cast(builder, args[1], sig.args[1], arrtype.dtype)
+        fill = context.get_value_as_data(builder, arrtype.dtype, fill)
+        with cgutils.for_range(builder, ary.nitems) as loop:
+            builder.store(fill, builder.gep(ary.data, [loop.index]))
         return ary._getvalue()
 
-    return arrtype(shape, dtype), codegen
+    return arrtype(shape, value, dtype), codegen
+
+
+def _copied(context, builder, src_type, src, dst_type):
+    """A fresh C-ordered `dst_type` array holding `src` (any layout) cast element by element
+    (memory order for a C source, which LLVM turns into a memcpy for an equal dtype)."""
+    from numba.core import cgutils
+    from numba.np.arrayobj import make_array
+
+    ary = make_array(src_type)(context, builder, value=src)
+    shape = cgutils.unpack_tuple(builder, ary.shape, src_type.ndim)
+    out = _allocate(context, builder, dst_type, shape)
+
+    def put(dst_ptr, src_ptr):
+        value = context.cast(builder, context.unpack_value(builder, src_type.dtype, src_ptr), src_type.dtype, dst_type.dtype)
+        context.pack_value(builder, dst_type.dtype, value, dst_ptr)
+
+    if src_type.layout == "C":
+        with cgutils.for_range(builder, ary.nitems) as loop:
+            put(builder.gep(out.data, [loop.index]), builder.gep(ary.data, [loop.index]))
+    else:
+        strides = cgutils.unpack_tuple(builder, ary.strides, src_type.ndim)
+        out_strides = cgutils.unpack_tuple(builder, out.strides, src_type.ndim)
+        with cgutils.loop_nest(builder, shape, context.get_value_type(types.intp)) as indices:
+            src_ptr = cgutils.get_item_pointer2(context, builder, ary.data, shape, strides, src_type.layout, indices)
+            dst_ptr = cgutils.get_item_pointer2(context, builder, out.data, shape, out_strides, "C", indices)
+            put(dst_ptr, src_ptr)
+    return out._getvalue()
+
+
+@intrinsic
+def contiguous(typingctx, x):
+    """np.ascontiguousarray(x) for an array (a 0-d array for a scalar): the array itself
+    when its type is C-contiguous, else a C-ordered copy, lowered in place (Numba's
+    np.ascontiguousarray is an overload compiled in every process, ~70 ms)."""
+    if isinstance(x, (types.Number, types.Boolean)):
+        arrtype = types.Array(x, 0, "C")
+
+        def codegen(context, builder, sig, args):
+            ary = _allocate(context, builder, arrtype, [])
+            context.pack_value(builder, x, args[0], ary.data)
+            return ary._getvalue()
+
+        return arrtype(x), codegen
+    if not isinstance(x, types.Array):
+        return None
+    arrtype = x if x.layout == "C" else x.copy(layout="C", readonly=False)
+
+    def codegen(context, builder, sig, args):
+        from numba.core.imputils import impl_ret_borrowed
+
+        if x.layout == "C":
+            return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+        return _copied(context, builder, x, args[0], arrtype)
+
+    return arrtype(x), codegen
+
+
+@intrinsic
+def copy(typingctx, x):
+    """x.copy() (C order) without Numba's allocator overload (compiled in every process)."""
+    if not isinstance(x, types.Array):
+        return None
+    arrtype = x.copy(layout="C", readonly=False)
+    return arrtype(x), lambda context, builder, sig, args: _copied(context, builder, x, args[0], arrtype)
+
+
+@intrinsic
+def astype(typingctx, x, dtype):
+    """x.astype(dtype) (a C-ordered copy) without Numba's allocator overload."""
+    if not isinstance(x, types.Array) or not isinstance(dtype, types.NumberClass):
+        return None
+    arrtype = types.Array(dtype.instance_type, x.ndim, "C")
+    return arrtype(x, dtype), lambda context, builder, sig, args: _copied(context, builder, x, args[0], arrtype)
 
 
 # --- threefry2x32: one compiled function, not a hundred inlined statements ------------------

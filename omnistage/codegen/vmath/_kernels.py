@@ -20,6 +20,7 @@ import math
 import numba
 import numpy as np
 
+from .. import numba_locator
 from ._intrinsics import exponent_field, floor, fmuladd, frexp_sqrt2, ldexp, pow2, rint
 
 FASTMATH = {"contract"}
@@ -27,7 +28,11 @@ FASTMATH = {"contract"}
 # vectorizes it) even when it is past LLVM's inlining budget, while the kernel keeps its own
 # fast-math flags and error model. error_model='numpy': a float division by zero gives inf/nan
 # instead of raising (a raise is a branch that stops vectorization).
-_njit = numba.njit(fastmath=FASTMATH, error_model="numpy", nogil=True, forceinline=True)
+# cache=True: each kernel is compiled once per machine (pow_float32 is ~0.2 s of Numba work,
+# paid by every process that compiled a program using it). The locator goes in first, so the
+# cache files land in omnistage's checked private directory and nowhere else.
+numba_locator.install()
+_njit = numba.njit(fastmath=FASTMATH, error_model="numpy", nogil=True, forceinline=True, cache=True)
 # The kernels' building blocks (polynomials, range reductions) are inlined into the kernel in
 # Numba's IR instead: each separately compiled Numba function costs a whole pipeline (typing,
 # lowering, an LLVM module optimized and linked on its own), which made exp_float32 three
