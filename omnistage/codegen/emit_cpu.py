@@ -232,6 +232,8 @@ class ModuleEmitter:
             "import numba",
             "from omnistage.codegen import support as _rt",
         ]
+        if any(f"pipeline_class={PIPELINE_NAME}" in f for f in self.functions + [entry]):
+            head.append(PIPELINE_IMPORT)
         if any(f"@{SUBFUNCTION_DECORATOR}(" in f for f in self.functions):
             head.append(SUBFUNCTION_IMPORT)
         if any("_kn." in f for f in self.functions + [entry]):
@@ -253,6 +255,9 @@ class ModuleEmitter:
 POINTER_CALL_MIN_LINES = 40
 SUBFUNCTION_DECORATOR = "called_by_pointer"
 SUBFUNCTION_IMPORT = "from omnistage.codegen.kernel_calls import entry_kernel as called_by_pointer"
+# Numba's pipeline less the passes generated code has no use for (numba_pipeline)
+PIPELINE_NAME = "GeneratedCodeCompiler"
+PIPELINE_IMPORT = "from omnistage.codegen.numba_pipeline import GeneratedCodeCompiler"
 
 
 # A typed numeric literal in generated code: `np.float32(0.5)`, `np.uint32(9)`, `np.float32(-np.inf)`.
@@ -804,6 +809,8 @@ class Emitter(ControlFlowEmitter):
         # no C-ABI wrapper (nothing calls these through one); a body is only called from
         # compiled code, so it needs no CPython wrapper either (~10% of its IR each)
         options += ", no_cfunc_wrapper=True" + ("" if self.entry else ", no_cpython_wrapper=True")
+        if "parallel=" not in options:  # parfors need Numba's whole pipeline (numba_pipeline)
+            options += f", pipeline_class={PIPELINE_NAME}"
         head = [f"@{decorator}({options})", f"def {p.name}({args}):"]
         return "\n".join(head + self.lines)
 

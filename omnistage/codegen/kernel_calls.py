@@ -134,13 +134,14 @@ class EntryKernel(CPUDispatcher):
         ctx._defns[cres.entry_point].append(impl, impl.signature)
 
 
-def entry_kernel(cache=True, read_only=(), **options):
-    """Like `numba.njit(cache=cache, **options)`, for functions that generated programs call
-    (runtime kernels, and a generated module's control-flow bodies); `read_only`: see
-    `EntryKernel`."""
+def entry_kernel(cache=True, read_only=(), pipeline_class=None, **options):
+    """Like `numba.njit(cache=cache, pipeline_class=..., **options)`, for functions that
+    generated programs call (runtime kernels, and a generated module's control-flow bodies);
+    `read_only`: see `EntryKernel`."""
 
     def wrap(fn):
-        dispatcher = EntryKernel(py_func=fn, locals={}, targetoptions=dict(options, nopython=True))
+        extra = {} if pipeline_class is None else {"pipeline_class": pipeline_class}
+        dispatcher = EntryKernel(py_func=fn, locals={}, targetoptions=dict(options, nopython=True), **extra)
         dispatcher.read_only = tuple(read_only)
         if cache:
             dispatcher.enable_caching()
