@@ -22,6 +22,8 @@ source names `_mpi.`, which makes `emit_cpu` import `mpi_kernels` in the module'
 import ast
 import math
 
+import numpy as np
+
 from ..staging import literals
 from . import emit_cpu
 from .emit_cpu import _loc_comment
@@ -38,11 +40,12 @@ def _flat(em, atom, owned=False):
     one, which the emitter allocated C-contiguous)."""
     text = ast.unparse(atom)
     aval = em.aval(atom)
+    dtype = f"np.{np.dtype(aval.dtype).name}"
     if literals.is_literal(atom):
-        return f"np.full(1, {text})"
+        return f"_rt.full((1,), {text}, {dtype})"
     if aval.ndim == 0:
-        return f"np.full(1, {text}[()])"
-    return f"{text if owned else f'np.ascontiguousarray({text})'}.reshape({math.prod(aval.shape)})"
+        return f"_rt.full((1,), {text}[()], {dtype})"
+    return f"{text if owned else f'_rt.contiguous({text})'}.reshape({math.prod(aval.shape)})"
 
 
 # statements the emitter writes into a new array of their own (loop nests), never a view
@@ -87,14 +90,17 @@ def _emit_ppermute(em, e):
     shape = em.aval(x).shape
     rows = em.fresh(f"{out}_rows")
     pairs = [i for pair in e.params["perm"] for i in pair]
-    em.line(f"{rows} = _mpi.ppermute(np.ascontiguousarray({ast.unparse(x)}).reshape(({shape[0]}, {math.prod(shape[1:])})), "
-            f"np.array({pairs!r}, dtype=np.int64))  # MPI_Isend/MPI_Irecv{_loc_comment(e.stmt)}")
+    # the pairs as a module constant: an array built from a list in the function would need
+    # Numba's list machinery (and a native library could not link its helper)
+    em.line(f"{rows} = _mpi.ppermute(_rt.contiguous({ast.unparse(x)}).reshape(({shape[0]}, {math.prod(shape[1:])})), "
+            f"{em.module.param_array(pairs)})  # MPI_Isend/MPI_Irecv{_loc_comment(e.stmt)}")
     _unflat(em, out, rows)
 
 
 def _emit_process_index(em, e):
     (out,) = e.outs
-    em.line(f"{out} = np.full((), _mpi.rank()){_loc_comment(e.stmt)}")
+    dtype = f"np.{np.dtype(em.program.avals[out].dtype).name}"
+    em.line(f"{out} = _rt.full((), _mpi.rank(), {dtype}){_loc_comment(e.stmt)}")
 
 
 emit_cpu.OPAQUE_RULES.update({

@@ -565,14 +565,7 @@ def _emit_conv(em, e):
     if oa.dtype.kind in "fc":
         blas_threads.configure()  # the kernel multiplies floats with BLAS (np.dot)
     _alloc(em, out, oa.shape, oa.dtype)
-    em.line(f"_kn.conv_in_layout({_contiguous(em, lhs)}, {_contiguous(em, rhs)}, {out}, {_param_array(params)})")
-
-
-def _param_array(values):
-    """A kernel's static parameters as one int64 array: Numba compiles a kernel called with
-    literal arguments once per distinct value (a tuple (1, 2) is its own type), but once
-    per type for an array."""
-    return f"np.array({tuple(int(v) for v in values)!r}, np.int64)"
+    em.line(f"_kn.conv_in_layout({_contiguous(em, lhs)}, {_contiguous(em, rhs)}, {out}, {em.module.param_array(params)})")
 
 
 # --- reduce_window_max/min and their derivatives (lax/window_choosers.py) -----------------------
@@ -598,7 +591,7 @@ def _emit_window_chooser(em, e, select_prim, operands):
               + p["window_dilation"] + (int(select_prim == "ge"),))
     arrays = ", ".join(_contiguous(em, a) for a in operands)
     identity = _window_identity(select_prim, em.aval(x).dtype)
-    em.line(f"_kn.{_WINDOW_KERNELS[e.prim]}({arrays}, {out}, {_param_array(params)}, {identity})")
+    em.line(f"_kn.{_WINDOW_KERNELS[e.prim]}({arrays}, {out}, {em.module.param_array(params)}, {identity})")
 
 
 _WINDOW_KERNELS = {
