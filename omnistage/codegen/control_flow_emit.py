@@ -34,9 +34,9 @@ class ControlFlowEmitter:
         return expr
 
     def cf_alloc(self, name, aval):
-        from .emit_cpu import _np_dtype
+        from .emit_cpu import dtype_expr
 
-        self.line(f"{name} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)})")
+        self.line(f"{name} = _rt.empty({aval.shape!r}, {dtype_expr(aval.dtype)})")
 
     def cf_step(self, x, t):
         return f"{x}[{t}]"

@@ -66,8 +66,15 @@ def _is_call_of(expr, func):
 _loc_comment = provenance.loc_comment
 
 
-def _np_dtype(dt):
+def dtype_expr(dt):
+    """`dt` as generated code spells it: `np.float32`."""
     return f"np.{np.dtype(dt).name}"
+
+
+def zeros_expr(shape, dt):
+    """A fresh array of zeros in generated code (support's intrinsic, not Numba's np.zeros
+    overload, which is compiled again in every process)."""
+    return f"_rt.full({tuple(int(n) for n in shape)!r}, {dtype_expr(dt)}(0), {dtype_expr(dt)})"
 
 
 def _reduction_init(prim, dt, empty=False):
@@ -76,22 +83,22 @@ def _reduction_init(prim, dt, empty=False):
     below/above every value, so a non-empty reduction starts from -inf-infj / inf+infj)."""
     dt = np.dtype(dt)
     if prim == "reduce_sum" or prim == "reduce_or" or prim == "reduce_xor":
-        return f"{_np_dtype(dt)}(0)" if dt.kind != "b" else "False"
+        return f"{dtype_expr(dt)}(0)" if dt.kind != "b" else "False"
     if prim == "reduce_prod":
-        return f"{_np_dtype(dt)}(1)"
+        return f"{dtype_expr(dt)}(1)"
     if prim == "reduce_and":
-        return "True" if dt.kind == "b" else f"{_np_dtype(dt)}(-1)"
+        return "True" if dt.kind == "b" else f"{dtype_expr(dt)}(-1)"
     if prim in ("reduce_max", "reduce_min"):
         big = prim == "reduce_min"
         if dt.kind == "f":
-            return f"{_np_dtype(dt)}({'np.inf' if big else '-np.inf'})"
+            return f"{dtype_expr(dt)}({'np.inf' if big else '-np.inf'})"
         if dt.kind == "c":
             inf = "np.inf" if big else "-np.inf"
-            return f"{_np_dtype(dt)}(complex({inf}, {'0.0' if empty else inf}))"
+            return f"{dtype_expr(dt)}(complex({inf}, {'0.0' if empty else inf}))"
         if dt.kind == "b":
             return "True" if big else "False"
         info = np.iinfo(dt)
-        return f"{_np_dtype(dt)}({info.max if big else info.min})"
+        return f"{dtype_expr(dt)}({info.max if big else info.min})"
     raise Unsupported(prim)
 
 
@@ -109,7 +116,7 @@ def _combine(prim, dt, acc, v):
         "reduce_xor": f"{acc} ^ {v}",
     }
     expr = table[prim]
-    return expr if (floaty or dt.kind == "b") else f"{_np_dtype(dt)}({expr})"
+    return expr if (floaty or dt.kind == "b") else f"{dtype_expr(dt)}({expr})"
 
 
 _WIDE_SUM = {"float32": "float64", "complex64": "complex128"}  # the interpreter's accumulators
@@ -346,7 +353,7 @@ class Emitter(ControlFlowEmitter):
     def scalar(self, expr, dtype):
         """`expr` as a Numba scalar of exactly `dtype` (Numba widens ints; casts are free)."""
         dt = np.dtype(dtype)
-        cast = "np.bool_" if dt.kind == "b" else _np_dtype(dt)
+        cast = "np.bool_" if dt.kind == "b" else dtype_expr(dt)
         if _is_call_of(expr, cast):
             return expr
         return f"{cast}({expr})"
@@ -384,12 +391,12 @@ class Emitter(ControlFlowEmitter):
             in_shape = self.aval(operand).shape
             return self.value(operand, index_maps.INDEX_MAPS[e.prim](list(idx), in_shape, **e.params))
         if kind == SOURCE:
-            return f"{_np_dtype(out_aval.dtype)}({idx[e.params['dimension']]})"
+            return f"{dtype_expr(out_aval.dtype)}({idx[e.params['dimension']]})"
         args = [self.value(a, [] if self.aval(a).ndim == 0 else idx) for a in e.ins]
         ctx = _Ctx([self.aval(a).dtype for a in e.ins], out_aval.dtype, self.vmath)
         expr = scalar_rules.RULES[e.prim](ctx, *args, **e.params)
         if e.prim in scalar_rules.NEEDS_CAST and out_aval.dtype.kind in "iu":
-            expr = f"{_np_dtype(out_aval.dtype)}({expr})"
+            expr = f"{dtype_expr(out_aval.dtype)}({expr})"
         return expr
 
     # --- loop nests ---------------------------------------------------------------------
@@ -495,7 +502,7 @@ class Emitter(ControlFlowEmitter):
             return False
         out = e.outs[0]
         aval = self.program.avals[out]
-        self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+        self.line(f"{out} = _rt.empty({aval.shape!r}, {dtype_expr(aval.dtype)}){_loc_comment(e.stmt)}")
         self.copy_view(src, aval.shape, out, (0, index_maps.c_strides(aval.shape)))
         return True
 
@@ -507,7 +514,7 @@ class Emitter(ControlFlowEmitter):
         perm = tuple(range(len(shape))) if perm is None else tuple(perm)
         new_shape = tuple(shape[p] for p in perm)
         out = self.fresh(f"{name}_c")
-        self.line(f"{out} = _rt.empty({new_shape!r}, {_np_dtype(cast or dtype)})")
+        self.line(f"{out} = _rt.empty({new_shape!r}, {dtype_expr(cast or dtype)})")
         if 0 in new_shape:
             return out
         if (cast is None or np.dtype(cast) == np.dtype(dtype)) and self.copies_by_kernel(int(np.prod(shape))):
@@ -533,7 +540,7 @@ class Emitter(ControlFlowEmitter):
             self.line(f"{out} = {self.scalar(v, aval.dtype)}{_loc_comment(e.stmt)}")
             self._memo = {}
             return
-        self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+        self.line(f"{out} = _rt.empty({aval.shape!r}, {dtype_expr(aval.dtype)}){_loc_comment(e.stmt)}")
         idx = [f"_i{k}" for k in range(aval.ndim)]
         for k in _loop_order(aval.shape):
             self.open_loop(idx[k], aval.shape[k])
@@ -569,9 +576,9 @@ class Emitter(ControlFlowEmitter):
             return self._wide_row_sum(e, operand, names, kept, x, aval, comment)
         target = self._reduce_target(out, aval, [names[k] for k in kept])
         if aval.shape and not trailing:
-            self.line(f"{out} = _rt.full({aval.shape!r}, {init}, {_np_dtype(dt)}){comment}")
+            self.line(f"{out} = _rt.full({aval.shape!r}, {init}, {dtype_expr(dt)}){comment}")
         elif aval.shape:
-            self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(dt)}){comment}")
+            self.line(f"{out} = _rt.empty({aval.shape!r}, {dtype_expr(dt)}){comment}")
         if trailing or not aval.shape:
             self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
             if e.prim == "reduce_sum" and dt.kind in "fc" and count > SUM_BLOCK:
@@ -603,7 +610,7 @@ class Emitter(ControlFlowEmitter):
         wide = _WIDE_SUM.get(np.dtype(dt).name) if e.prim == "reduce_sum" else None
         acc_dt = np.dtype(wide or dt)
         if wide:
-            init = f"{_np_dtype(acc_dt)}(0)"
+            init = f"{dtype_expr(acc_dt)}(0)"
         columns = list(np.ndindex(*aval.shape))
         accs = [self.fresh("_acc") for _ in columns]
         for acc in accs:
@@ -613,29 +620,30 @@ class Emitter(ControlFlowEmitter):
         for acc, col in zip(accs, columns):
             v = self.value(operand, [names[k] for k in axes] + [str(c) for c in col])
             if wide:
-                v = f"{_np_dtype(acc_dt)}({v})"
+                v = f"{dtype_expr(acc_dt)}({v})"
             self.line(f"{acc} = {_combine(e.prim, acc_dt, acc, v)}")
         self.close(len(axes))
-        self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(dt)})")
+        self.line(f"{out} = _rt.empty({aval.shape!r}, {dtype_expr(dt)})")
         for acc, col in zip(accs, columns):
-            self.line(f"{out}[{', '.join(map(str, col))}] = {_np_dtype(dt) + '(' + acc + ')' if wide else acc}")
+            self.line(f"{out}[{', '.join(map(str, col))}] = {dtype_expr(dt) + '(' + acc + ')' if wide else acc}")
 
     def _wide_row_sum(self, e, operand, names, kept, x, aval, comment):
         """A long float32/complex64 sum over leading axes into many outputs (the column sums
         of a tall matrix): rows are added in memory order into a double row, rounded once at
         the end; a float32 row would lose ~n*eps over n rows."""
         out, dt = e.outs[0], aval.dtype
-        wide = _np_dtype(_WIDE_SUM[np.dtype(dt).name])
+        wide_dtype = _WIDE_SUM[np.dtype(dt).name]
+        wide = dtype_expr(wide_dtype)
         acc = self.fresh("_acc")
-        self.line(f"{acc} = _rt.full({aval.shape!r}, {wide}(0), {wide}){comment}")
+        self.line(f"{acc} = {zeros_expr(aval.shape, wide_dtype)}{comment}")
         self.loops(x.shape, names)
         target = f"{acc}[{', '.join(names[k] for k in kept)}]"
         self.line(f"{target} = {target} + {wide}({self.value(operand, names)})")
         self.close(x.ndim)
-        self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(dt)})")
+        self.line(f"{out} = _rt.empty({aval.shape!r}, {dtype_expr(dt)})")
         self.loops(aval.shape)
         idx = ", ".join(f"_i{k}" for k in range(aval.ndim))
-        self.line(f"{out}[{idx}] = {_np_dtype(dt)}({acc}[{idx}])")
+        self.line(f"{out}[{idx}] = {dtype_expr(dt)}({acc}[{idx}])")
         self.close(aval.ndim)
 
     def _blocked_sum(self, e, operand, names, axes, x, dt, comment):
@@ -649,17 +657,17 @@ class Emitter(ControlFlowEmitter):
         wide = np.dtype(_WIDE_SUM.get(np.dtype(dt).name, dt))
         compensated = wide == np.dtype(dt) and wide.kind == "f"
         acc, blk = self.fresh("_acc"), self.fresh("_blk")
-        self.line(f"{acc} = {_np_dtype(wide)}(0){comment}")
+        self.line(f"{acc} = {dtype_expr(wide)}(0){comment}")
         if compensated:
             comp, t = self.fresh("_comp"), self.fresh("_t")
-            self.line(f"{comp} = {_np_dtype(wide)}(0)")
+            self.line(f"{comp} = {dtype_expr(wide)}(0)")
         self.loops([x.shape[k] for k in axes[:-1]], [names[k] for k in axes[:-1]])
         m = x.shape[axes[-1]]
         split = m > SUM_BLOCK
         if split:
             start = self.fresh("_blk_start")
             self.open_loop(start, f"0, {m}, {SUM_BLOCK}")
-        self.line(f"{blk} = {_np_dtype(dt)}(0)")
+        self.line(f"{blk} = {dtype_expr(dt)}(0)")
         self.open_loop(names[axes[-1]], f"{start}, min({start} + {SUM_BLOCK}, {m})" if split else m)
         v = self.value(operand, names)
         # short rows (a few columns) are added left to right, as in _vector_reduction
@@ -674,13 +682,13 @@ class Emitter(ControlFlowEmitter):
             self.line(f"    {comp} += ({blk} - {t}) + {acc}")
             self.line(f"{acc} = {t}")
         else:
-            self.line(f"{acc} += {_np_dtype(wide)}({blk})")
+            self.line(f"{acc} += {dtype_expr(wide)}({blk})")
         self.close(len(axes) - 1 + split)
         if compensated:  # an infinite or NaN total has a NaN compensation: keep the total
             self.line(f"if np.isfinite({acc}):")
             self.line(f"    {acc} = {acc} + {comp}")
         else:
-            self.line(f"{acc} = {_np_dtype(dt)}({acc})")
+            self.line(f"{acc} = {dtype_expr(dt)}({acc})")
         return acc
 
     def _vector_reduction(self, e, operand, names, axes, x, dt, init, comment):
@@ -713,7 +721,7 @@ class Emitter(ControlFlowEmitter):
         names = [f"_i{k}" for k in range(n)]
         kept = [k for k in range(n) if k != axis]
         if aval.shape:
-            self.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+            self.line(f"{out} = _rt.empty({aval.shape!r}, {dtype_expr(aval.dtype)}){_loc_comment(e.stmt)}")
         self.loops([x.shape[k] for k in kept], [names[k] for k in kept])
         best, where = self.fresh("_best"), self.fresh("_where")
         first = list(names)
@@ -892,7 +900,7 @@ class _RowGroup:
         if len(re.findall(rf"\b{re.escape(name)}\[", text)) != len(re.findall(rf"\b{re.escape(name)}\[_i0, ", text)):
             return member
         pad = "    " * self.em.indent
-        new_alloc = [f"{pad}{name} = _rt.empty({aval.shape[1:]!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}  # one row"]
+        new_alloc = [f"{pad}{name} = _rt.empty({aval.shape[1:]!r}, {dtype_expr(aval.dtype)}){_loc_comment(e.stmt)}  # one row"]
         for _, _, b, _ in self.members:
             b[:] = [re.sub(rf"\b{re.escape(name)}\[_i0, ", f"{name}[", line) for line in b]
         return name, new_alloc, body, e
@@ -902,7 +910,7 @@ class _RowGroup:
         at = re.escape(name) + r"\[_i0\]"
         if len(re.findall(rf"\b{re.escape(name)}\[", text)) != len(re.findall(rf"\b{at}", text)):
             return member
-        cast = _np_dtype(self.em.program.avals[name].dtype)  # the store into the array cast to it
+        cast = dtype_expr(self.em.program.avals[name].dtype)  # the store into the array cast to it
         store = re.compile(rf"^(\s*){at} = (.*?)((?:  #.*)?)$")
         for _, _, b, _ in self.members:
             b[:] = [re.sub(rf"\b{at}", name, store.sub(rf"\1{name} = {cast}(\2)\3", line)) for line in b]
@@ -1067,7 +1075,7 @@ def _emit_dot_general(em, e):
     N = int(np.prod([ra.shape[d] for d in rfree], dtype=np.int64))
     comment = _loc_comment(e.stmt)
     lname, rname = ast.unparse(lhs), ast.unparse(rhs)
-    dt = _np_dtype(aval.dtype)
+    dt = dtype_expr(aval.dtype)
     if aval.dtype.kind in "fc" and K > 0:
         blas_threads.configure()  # once per process, before the first program that calls BLAS runs
         # BLAS on each batch element's matrices, in the compiled-once kernel `_kn.matmul`
@@ -1132,7 +1140,7 @@ def _emit_concatenate(em, e):
     out = e.outs[0]
     aval = em.program.avals[out]
     dim = e.params["dimension"]
-    em.line(f"{out} = _rt.empty({aval.shape!r}, {_np_dtype(aval.dtype)}){_loc_comment(e.stmt)}")
+    em.line(f"{out} = _rt.empty({aval.shape!r}, {dtype_expr(aval.dtype)}){_loc_comment(e.stmt)}")
     offset = 0
     out_strides = index_maps.c_strides(aval.shape)
     pieces = []  # consecutive views of one array: one copy-kernel call (Emitter.copy_views)

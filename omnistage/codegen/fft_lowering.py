@@ -35,7 +35,7 @@ def _emit_fft(em, e):
     aval = em.program.avals[out]
     lengths = tuple(int(n) for n in p["fft_lengths"])
     if aval.size == 0 or 0 in lengths:
-        em.line(f"{out} = _rt.full({tuple(aval.shape)!r}, np.{aval.dtype.name}(0), np.{aval.dtype.name}){loc_comment(e.stmt)}")
+        em.line(f"{out} = {emit_cpu.zeros_expr(aval.shape, aval.dtype)}{loc_comment(e.stmt)}")
         return
     ndim = em.aval(x).ndim
     axes = tuple(range(ndim - len(lengths), ndim))

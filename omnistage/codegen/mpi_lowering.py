@@ -22,8 +22,6 @@ source names `_mpi.`, which makes `emit_cpu` import `mpi_kernels` in the module'
 import ast
 import math
 
-import numpy as np
-
 from ..staging import literals
 from . import emit_cpu
 from .emit_cpu import _loc_comment
@@ -40,7 +38,7 @@ def _flat(em, atom, owned=False):
     one, which the emitter allocated C-contiguous)."""
     text = ast.unparse(atom)
     aval = em.aval(atom)
-    dtype = f"np.{np.dtype(aval.dtype).name}"
+    dtype = emit_cpu.dtype_expr(aval.dtype)
     if literals.is_literal(atom):
         return f"_rt.full((1,), {text}, {dtype})"
     if aval.ndim == 0:
@@ -99,7 +97,7 @@ def _emit_ppermute(em, e):
 
 def _emit_process_index(em, e):
     (out,) = e.outs
-    dtype = f"np.{np.dtype(em.program.avals[out].dtype).name}"
+    dtype = emit_cpu.dtype_expr(em.program.avals[out].dtype)
     em.line(f"{out} = _rt.full((), _mpi.rank(), {dtype}){_loc_comment(e.stmt)}")
 
 

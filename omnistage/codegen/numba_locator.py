@@ -80,7 +80,7 @@ class OmnistageLocator(caching._CacheLocator):
 
         # the module's file and every omnistage module it imports: a runtime kernel inlines
         # the helpers it calls (vmath's intrinsics, support's scalar functions)
-        stamp = disk_cache.runtime_digest(f"import {self._module}\n") if self._module else ""
+        stamp = disk_cache.runtime_digest(f"import {self._module}\n")
         if stamp:
             return stamp
         try:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..staging import literals
 from . import blas_threads, emit_cpu, index_maps
-from .emit_cpu import _loc_comment, _np_dtype
+from .emit_cpu import _loc_comment, dtype_expr, zeros_expr
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -47,9 +47,8 @@ def _out_aval(em, name):
 
 
 def _contiguous(em, atom):
-    """A C-contiguous expression for operand `atom` (a rank-0 literal becomes a 0-d array)."""
-    if literals.is_literal(atom):
-        return f"_rt.contiguous({_name(atom)})"
+    """A C-contiguous expression for operand `atom` (a rank-0 one, literals too, becomes a 0-d
+    array)."""
     return f"_rt.contiguous({_name(atom)})"
 
 
@@ -81,7 +80,7 @@ def _as_batch(em, atom, trailing, widen=False):
     dims = (math.prod(shape[: len(shape) - trailing]),) + tuple(shape[len(shape) - trailing:])
     var = em.fresh(f"{_name(atom)}_b")
     wide = _LAPACK_WIDE.get(aval.dtype.name) if widen else None
-    source = f"_rt.astype({_name(atom)}, {_np_dtype(wide)})" if wide else f"_rt.contiguous({_name(atom)})"
+    source = f"_rt.astype({_name(atom)}, {dtype_expr(wide)})" if wide else f"_rt.contiguous({_name(atom)})"
     em.line(f"{var} = {source}.reshape({_shape_tuple(dims)})")
     return var, dims
 
@@ -90,7 +89,7 @@ def _copy_into(em, out, atom):
     """`out = <a fresh copy of atom>` (any rank; literals allowed)."""
     aval = em.aval(atom)
     if aval.ndim == 0:
-        em.line(f"{out} = _rt.empty((), {_np_dtype(aval.dtype)})")
+        em.line(f"{out} = _rt.empty((), {dtype_expr(aval.dtype)})")
         em.line(f"{out}[()] = {_scalar(em, atom)}")
     else:
         em.line(f"{out} = _rt.copy({_name(atom)})")
@@ -164,7 +163,7 @@ def _min(dt, a, b):
 
 
 def _logaddexp(dt, a, b):
-    return f"_rt.logaddexp({a}, {b}, {_np_dtype(dt)}({float(np.log(2.0))!r}))"
+    return f"_rt.logaddexp({a}, {b}, {dtype_expr(dt)}({float(np.log(2.0))!r}))"
 
 
 # --- dynamic_slice / dynamic_update_slice ------------------------------------------------------
@@ -222,11 +221,11 @@ def _emit_gather(em, e):
     (out,) = e.outs
     axes = tuple(e.params["axes"])
     xa, ia, oa = em.aval(x), em.aval(indices), _out_aval(em, out)
-    dt = _np_dtype(oa.dtype)
+    dt = dtype_expr(oa.dtype)
     em.line(f"# gather{_loc_comment(e.stmt)}")
     if any(xa.shape[a] == 0 for a in axes) or oa.size == 0:
         # nothing to clamp into: zeros, as the implementation (and XLA) returns
-        em.line(f"{out} = _rt.full({_shape_tuple(oa.shape)}, {dt}(0), {dt})")
+        em.line(f"{out} = {zeros_expr(oa.shape, oa.dtype)}")
         return
     em.line(f"{out} = _rt.empty({_shape_tuple(oa.shape)}, {dt})")
     batch = _loops(em, list(ia.shape[:-1]), "_g")
@@ -294,7 +293,7 @@ def _emit_pad(em, e):
     (out,) = e.outs
     xa, oa = em.aval(x), _out_aval(em, out)
     config = e.params["padding_config"]
-    fill = f"_rt.full({_shape_tuple(oa.shape)}, {_scalar(em, value)}, {_np_dtype(oa.dtype)})"
+    fill = f"_rt.full({_shape_tuple(oa.shape)}, {_scalar(em, value)}, {dtype_expr(oa.dtype)})"
     em.line(f"{out} = {fill}{_loc_comment(e.stmt)}")
     if xa.ndim == 0:
         em.line(f"{out}[()] = {_scalar(em, x)}")
@@ -344,7 +343,7 @@ def _emit_cumulative(em, e):
     em.line(f"# {e.prim}{_loc_comment(e.stmt)}")
     x3, (outer, n, inner) = _as_3d(em, x, axis)
     o3 = em.fresh(f"{out}_3d")
-    em.line(f"{o3} = _rt.empty({_shape_tuple((outer, n, inner))}, {_np_dtype(oa.dtype)})")
+    em.line(f"{o3} = _rt.empty({_shape_tuple((outer, n, inner))}, {dtype_expr(oa.dtype)})")
     if n:
         first, rest, prev = (n - 1, f"range({n - 2}, -1, -1)", "_k + 1") if reverse else (0, f"range(1, {n})", "_k - 1")
         combine = _CUMULATIVE_COMBINE[e.prim](oa.dtype, f"{o3}[_o, {prev}, _j]", f"{x3}[_o, _k, _j]")
@@ -398,14 +397,14 @@ def _emit_bitcast(em, e):
     (out,) = e.outs
     xa, oa = em.aval(x), _out_aval(em, out)
     flat = f"{_contiguous(em, x)}.reshape(({xa.size},))"
-    em.line(f"{out} = {flat}.view({_np_dtype(oa.dtype)}).reshape({_shape_tuple(oa.shape)}){_loc_comment(e.stmt)}")
+    em.line(f"{out} = {flat}.view({dtype_expr(oa.dtype)}).reshape({_shape_tuple(oa.shape)}){_loc_comment(e.stmt)}")
 
 
 # --- linear algebra --------------------------------------------------------------------------------
 
 
 def _alloc(em, name, shape, dtype):
-    em.line(f"{name} = _rt.empty({_shape_tuple(shape)}, {_np_dtype(dtype)})")
+    em.line(f"{name} = _rt.empty({_shape_tuple(shape)}, {dtype_expr(dtype)})")
 
 
 def _batched_outputs(em, e, batch, shapes_dtypes):
@@ -425,7 +424,7 @@ def _unbatch(em, e, bufs, rounded=True):
     for out, buf in zip(e.outs, bufs):
         aval = _out_aval(em, out)
         cast = rounded and _wide(aval.dtype) != aval.dtype
-        source = f"_rt.astype({buf}, {_np_dtype(aval.dtype)})" if cast else buf
+        source = f"_rt.astype({buf}, {dtype_expr(aval.dtype)})" if cast else buf
         em.line(f"{out} = {source}.reshape({_shape_tuple(aval.shape)})")
 
 
@@ -547,7 +546,7 @@ def _emit_conv(em, e):
     lhs_spec, rhs_spec, out_spec = (tuple(int(i) for i in s) for s in p["dimension_numbers"])
     em.line(f"# conv_general_dilated{_loc_comment(e.stmt)}")
     if oa.size == 0:
-        em.line(f"{out} = _rt.full({_shape_tuple(oa.shape)}, {_np_dtype(oa.dtype)}(0), {_np_dtype(oa.dtype)})")
+        em.line(f"{out} = {zeros_expr(oa.shape, oa.dtype)}")
         return
     lhs_shape, rhs_shape = em.aval(lhs).shape, em.aval(rhs).shape
     out_sp = [oa.shape[i] for i in out_spec[2:]]
@@ -574,9 +573,9 @@ def _emit_conv(em, e):
 def _window_identity(select_prim, dtype):
     dt = np.dtype(dtype)
     if dt.kind == "f":
-        return f"{_np_dtype(dt)}({'-' if select_prim == 'ge' else ''}np.inf)"
+        return f"{dtype_expr(dt)}({'-' if select_prim == 'ge' else ''}np.inf)"
     info = np.iinfo(dt)
-    return f"{_np_dtype(dt)}({info.min if select_prim == 'ge' else info.max})"
+    return f"{dtype_expr(dt)}({info.min if select_prim == 'ge' else info.max})"
 
 
 def _emit_window_chooser(em, e, select_prim, operands):

@@ -12,7 +12,7 @@ compilers may contract the products and sums into fmas. Complex operands work as
 
 `KERNELS` maps a primitive to its rule `rule(driver, e)` (a `HostDriver` and the statement);
 `emit.py` merges it into `OPAQUE_KERNELS`."""
-from ..emit_cpu import _np_dtype
+from ..emit_cpu import dtype_expr
 
 
 def _affine(terms, offset):
@@ -72,7 +72,7 @@ def _conv_element(driver, e, kb, idx):
     # batch groups: group g reads lhs batch entries [g*N', (g+1)*N'); feature groups: channels [g*I, (g+1)*I)
     src_n = f"{group} * {la.shape[lhs_spec[0]] // bg} + {n}" if bg > 1 else n
     chan = f"{group} * {in_ch} + _c" if fg > 1 else "_c"
-    T = _np_dtype(dt)
+    T = dtype_expr(dt)
     kb.line(f"_acc = {T}(0)")
     lhs_sp, rhs_sp, opened = _open_taps(kb, p, la, ra, idx)
     kb.line(f"for _c in range({in_ch}):")

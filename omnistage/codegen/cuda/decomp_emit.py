@@ -18,7 +18,7 @@ decompose) without a kernel.
 """
 import numpy as np
 
-from ..emit_cpu import _loc_comment, _np_dtype
+from ..emit_cpu import _loc_comment, dtype_expr
 
 # the per-matrix routines a kernel calls, by whether its operand is complex: (alias in the
 # generated module, its import, the scratch dtype)
@@ -40,7 +40,7 @@ def _eye(driver, out, aval, rows, cols, comment):
     """`out` := the rows x cols identity in every batch entry (a constant, made on the host)."""
     if not aval.size:
         return driver.alloc(out, aval, comment)
-    eye = f"np.eye({rows}, {cols}, dtype={_np_dtype(aval.dtype)})"
+    eye = f"np.eye({rows}, {cols}, dtype={dtype_expr(aval.dtype)})"
     driver.line(f"{out} = _cu.to_device(np.broadcast_to({eye}, {tuple(aval.shape)!r})){comment}")
 
 
@@ -50,7 +50,7 @@ def scratch(driver, base, shape, batch_size, dtype=np.float64):
     name = driver.fresh(base)
     full = tuple(shape) + (batch_size,)
     kind = np.dtype(dtype).name
-    driver.line(f"{name} = _cu.empty({full!r}, {_np_dtype(dtype)})  # {kind} scratch, batch innermost")
+    driver.line(f"{name} = _cu.empty({full!r}, {dtype_expr(dtype)})  # {kind} scratch, batch innermost")
     driver._extra(name, full, dtype)
     return name
 
@@ -113,18 +113,18 @@ class _Kernel(PerMatrixKernel):
 
     def copy_in(self, local, x, rows, cols, transposed=False):
         """local := x, widened to the scratch dtype; transposed: its (conjugate) transpose."""
-        kb, cast = self.kb, _np_dtype(self.work)
+        kb, cast = self.kb, dtype_expr(self.work)
         conj = ".conjugate()" if transposed and np.dtype(self.work).kind == "c" else ""
         self.loops(rows, cols, lambda r, c: f"{local}[{r}, {c}] = {cast}("
                    f"{kb.value(x, self.bidx + ([c, r] if transposed else [r, c]))}){conj}")
 
     def copy_out(self, out, expr, rows, cols):
         """out[batch, r, c] = expr(r, c), rounded to out's dtype."""
-        cast = _np_dtype(self.driver.program.avals[out].dtype)
+        cast = dtype_expr(self.driver.program.avals[out].dtype)
         self.loops(rows, cols, lambda r, c: f"{self.kb.target(out, self.bidx + [r, c])} = {cast}({expr(r, c)})")
 
     def copy_out_vector(self, out, local, size):
-        cast = _np_dtype(self.driver.program.avals[out].dtype)
+        cast = dtype_expr(self.driver.program.avals[out].dtype)
         self.kb.line(f"for _r in range({size}):")
         self.kb.line(f"    {self.kb.target(out, self.bidx + ['_r'])} = {cast}({local}[_r])")
 

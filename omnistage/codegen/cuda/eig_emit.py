@@ -15,7 +15,7 @@ kernel's own, not LAPACK's (JAX documents none); vectors follow their eigenvalue
 """
 import numpy as np
 
-from ..emit_cpu import _loc_comment, _np_dtype
+from ..emit_cpu import _loc_comment, dtype_expr
 from .decomp_emit import PerMatrixKernel, scratch
 
 _IMPORT = "from omnistage.codegen.cuda import eig_device as _ed"
@@ -44,12 +44,12 @@ class _Kernel(PerMatrixKernel):
 
     def copy_out(self, out, re, im, n):
         """out[batch] := re + i im, rounded to out's complex dtype."""
-        cast = _np_dtype(self.driver.program.avals[out].dtype)
+        cast = dtype_expr(self.driver.program.avals[out].dtype)
         self.loops(n, n, lambda r, c: f"{self.kb.target(out, self.bidx + [r, c])} = "
                    f"{cast}(complex({re}[{r}, {c}], {im}[{r}, {c}]))")
 
     def copy_out_vector(self, out, re, im, n):
-        cast = _np_dtype(self.driver.program.avals[out].dtype)
+        cast = dtype_expr(self.driver.program.avals[out].dtype)
         self.kb.line(f"for _r in range({n}):")
         self.kb.line(f"    {self.kb.target(out, self.bidx + ['_r'])} = {cast}(complex({re}[_r], {im}[_r]))")
 

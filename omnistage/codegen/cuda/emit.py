@@ -28,7 +28,7 @@ from ...core import ast_threads
 from ...staging import literals
 from ...staging.program import eqn, is_eqn
 from .. import emit_cpu, index_maps, narrow_floats, scalar_rules
-from ..emit_cpu import (REDUCTIONS, Emitter, Unsupported, _combine, _loc_comment, _np_dtype,
+from ..emit_cpu import (REDUCTIONS, Emitter, Unsupported, _combine, _loc_comment, dtype_expr,
                         _numba_ready, _reduction_init)
 from ..control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from ..plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
@@ -104,7 +104,7 @@ def _elementwise_expr(e, args, in_dtypes, out_dtype):
     ctx = _Ctx(list(in_dtypes), np.dtype(out_dtype), None)
     expr = scalar_rules.RULES[e.prim](ctx, *args, **e.params)
     if e.prim in scalar_rules.NEEDS_CAST and np.dtype(out_dtype).kind in "iu":
-        expr = f"{_np_dtype(out_dtype)}({expr})"
+        expr = f"{dtype_expr(out_dtype)}({expr})"
     return cuda_expression(expr, in_dtypes)
 
 
@@ -296,12 +296,12 @@ class HostDriver(ControlFlowEmitter):
         return kernel, kb
 
     def alloc(self, name, aval, comment=""):
-        self.line(f"{name} = _cu.empty({_shape(aval)!r}, {_np_dtype(aval.dtype)}){comment}")
+        self.line(f"{name} = _cu.empty({_shape(aval)!r}, {dtype_expr(aval.dtype)}){comment}")
 
     def operand(self, atom):
         """A device-array operand for a host call: literals become 1-element arrays."""
         if literals.is_literal(atom):
-            return f"_cu.scalar({ast.unparse(atom)}, {_np_dtype(self.aval(atom).dtype)})"
+            return f"_cu.scalar({ast.unparse(atom)}, {dtype_expr(self.aval(atom).dtype)})"
         return atom.id
 
     def launch(self, kernel, config, kb, comment=""):
@@ -339,13 +339,13 @@ class HostDriver(ControlFlowEmitter):
         K = int(np.prod([x.shape[k] for k in axes], dtype=np.int64))
         init = _reduction_init(e.prim, dt)
         if M == 0 or K == 0:
-            self.line(f"{out} = _cu.to_device(np.full({_shape(aval)!r}, {init}, dtype={_np_dtype(dt)})){comment}")
+            self.line(f"{out} = _cu.to_device(np.full({_shape(aval)!r}, {init}, dtype={dtype_expr(dt)})){comment}")
             return
         self.alloc(out, aval, comment)
         P = runtime.partials(M, K)
         partial = self.fresh(f"{out}_partials") if P > 1 else None
         if partial:
-            self.line(f"{partial} = _cu.empty(({M * P},), {_np_dtype(dt)})  # per-block partial results")
+            self.line(f"{partial} = _cu.empty(({M * P},), {dtype_expr(dt)})  # per-block partial results")
             self._extra(partial, (M * P,), dt)
         combine = lambda a, b: cuda_expression(_combine(e.prim, dt, a, b), [dt])  # noqa: E731
         # pass 1: block b reduces chunk b % P of output b // P
@@ -456,7 +456,7 @@ class HostDriver(ControlFlowEmitter):
         kb.line("    cuda.syncthreads()")
         kb.line("    _w //= 2")
         kb.line("if _t == 0:")
-        kb.line(f"    {kb.target(out, [names[k] for k in kept])} = {_np_dtype(aval.dtype)}(_si[0])")
+        kb.line(f"    {kb.target(out, [names[k] for k in kept])} = {dtype_expr(aval.dtype)}(_si[0])")
         kb.line("cuda.syncthreads()")
         self.finish_kernel(kernel, kb, e, [out])
         self.launch(kernel, f"_cu.blocks({M})", kb)
@@ -480,10 +480,10 @@ class HostDriver(ControlFlowEmitter):
             lperm, rperm = tuple(lb) + tuple(lfree) + tuple(lc), tuple(rb) + tuple(rc) + tuple(rfree)
             self.line(f"if _cu.have_cublas():{comment}")
             self.line(f"{out} = _cu.dot_general_cublas({lhs.id}, {rhs.id}, {lperm!r}, {rperm!r}, "
-                      f"{(B, M, K, N)!r}, {_shape(aval)!r}, {_np_dtype(dt)})  # cuBLAS", 2)
+                      f"{(B, M, K, N)!r}, {_shape(aval)!r}, {dtype_expr(dt)})  # cuBLAS", 2)
             self.line("else:")
             depth = 2
-        self.lines.append("    " * depth + f"{out} = _cu.empty({_shape(aval)!r}, {_np_dtype(dt)}){comment}")
+        self.lines.append("    " * depth + f"{out} = _cu.empty({_shape(aval)!r}, {dtype_expr(dt)}){comment}")
         if n == 0:
             return
         oidx = [f"_i{k}" for k in range(aval.ndim)]
@@ -492,7 +492,7 @@ class HostDriver(ControlFlowEmitter):
         nb, nl = len(lb), len(lfree)
         lidx = [oidx[lb.index(d)] if d in lb else oidx[nb + lfree.index(d)] if d in lfree else cidx[lc.index(d)] for d in range(la.ndim)]
         ridx = [oidx[rb.index(d)] if d in rb else oidx[nb + nl + rfree.index(d)] if d in rfree else cidx[rc.index(d)] for d in range(ra.ndim)]
-        kb.line("_acc = False" if dt.kind == "b" else f"_acc = {_np_dtype(dt)}(0)")
+        kb.line("_acc = False" if dt.kind == "b" else f"_acc = {dtype_expr(dt)}(0)")
         kb.line(f"for _k in range({K}):")
         kb.indent += 1
         kb.unflatten("_k", [la.shape[d] for d in lc], cidx)
@@ -500,7 +500,7 @@ class HostDriver(ControlFlowEmitter):
         if dt.kind == "b":
             kb.line(f"_acc = _acc | ({a} & {b})")
         elif dt.kind in "iu":
-            kb.line(f"_acc = {_np_dtype(dt)}(_acc + {_np_dtype(dt)}({a} * {b}))")
+            kb.line(f"_acc = {dtype_expr(dt)}(_acc + {dtype_expr(dt)}({a} * {b}))")
         else:
             kb.line(f"_acc = _acc + {a} * {b}")
         kb.indent -= 1
@@ -721,7 +721,7 @@ def _emit_scatter(driver, e):
 
 
 def _emit_zeros(driver, e, aval):
-    driver.line(f"{e.outs[0]} = _cu.to_device(np.zeros({_shape(aval)!r}, dtype={_np_dtype(aval.dtype)})){_loc_comment(e.stmt)}")
+    driver.line(f"{e.outs[0]} = _cu.to_device(np.zeros({_shape(aval)!r}, dtype={dtype_expr(aval.dtype)})){_loc_comment(e.stmt)}")
 
 
 def _emit_pad(driver, e):
@@ -781,7 +781,7 @@ def _emit_bitcast(driver, e):
     (x,) = e.ins
     xa, oa = driver.aval(x), driver.program.avals[e.outs[0]]
     note = "same bits" if xa.dtype.itemsize == oa.dtype.itemsize else "same bytes, regrouped"
-    driver.line(f"{e.outs[0]} = _cu.bitcast({driver.operand(x)}, {_np_dtype(oa.dtype)}, {_shape(oa)!r})"
+    driver.line(f"{e.outs[0]} = _cu.bitcast({driver.operand(x)}, {dtype_expr(oa.dtype)}, {_shape(oa)!r})"
                 f"  # a view: {note}{_loc_comment(e.stmt)}")
 
 
@@ -817,7 +817,7 @@ def _shape(aval):
 
 
 def _shared_dtype(dt):
-    return "np.bool_" if np.dtype(dt).kind == "b" else _np_dtype(dt)
+    return "np.bool_" if np.dtype(dt).kind == "b" else dtype_expr(dt)
 
 
 

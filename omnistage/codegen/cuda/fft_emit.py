@@ -11,7 +11,7 @@ NumPy implementation on a host copy (the simulator, or no CuPy):
 `emit.py` merges it into `OPAQUE_KERNELS`."""
 import ast
 
-from ..emit_cpu import _np_dtype
+from ..emit_cpu import dtype_expr
 from ..provenance import loc_comment
 
 _FUNCTION = {"FFT": "fftn", "IFFT": "ifftn", "RFFT": "rfftn", "IRFFT": "irfftn"}
@@ -28,7 +28,7 @@ def _emit_fft(driver, e):
     driver.module.require("from omnistage.codegen.cuda import fft_runtime as _cufft")
     function = _FUNCTION[e.params["fft_type"]]
     driver.line(f"if _cu.have_cublas():{loc_comment(e.stmt)}")
-    driver.line(f"{out} = _cufft.transform({ast.unparse(x)}, {function!r}, {lengths!r}, {axes!r}, {_np_dtype(aval.dtype)})  # cuFFT", 2)
+    driver.line(f"{out} = _cufft.transform({ast.unparse(x)}, {function!r}, {lengths!r}, {axes!r}, {dtype_expr(aval.dtype)})  # cuFFT", 2)
     driver.line("else:")
     start = len(driver.lines)
     driver.emit_host_call(e)

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ..emit_cpu import _loc_comment, _np_dtype
+from ..emit_cpu import _loc_comment, dtype_expr
 
 # the dtype the CPU backend's LAPACK-based cholesky computes in (NumPy's linalg widens)
 _WIDE = {"float32": np.dtype("float64"), "complex64": np.dtype("complex128")}
@@ -93,7 +93,7 @@ def _emit_triangular_solve(driver, e):
         return
     n, batch = aa.shape[-1], tuple(aa.shape[:-2])
     cols = oa.shape[-1] if p["left_side"] else oa.shape[-2]
-    T = _np_dtype(oa.dtype)
+    T = dtype_expr(oa.dtype)
     m_at, rhs_at = _normal_form(p, n)
     bidx = [f"_b{k}" for k in range(len(batch))]
     kernel, kb = driver.grid_body(out, batch + (cols,), bidx + ["_c"])
@@ -165,7 +165,7 @@ def _emit_lu(driver, e):
     batch, (m, n) = tuple(xa.shape[:-2]), xa.shape[-2:]
     if math.prod(batch) == 0:
         return
-    T = _np_dtype(xa.dtype)
+    T = dtype_expr(xa.dtype)
     kernel, kb, bidx = _batch_kernel(driver, lu, batch)
     a = lambda i, j: _at(lu, bidx, i, j)  # noqa: E731
     P = lambda i: _at(perm, bidx, i)  # noqa: E731
@@ -218,9 +218,9 @@ def _emit_cholesky(driver, e):
         return
     batch, n = tuple(oa.shape[:-2]), oa.shape[-1]
     B = math.prod(batch)
-    T = _np_dtype(oa.dtype)
+    T = dtype_expr(oa.dtype)
     wide = _WIDE.get(oa.dtype.name, oa.dtype)
-    W, R = _np_dtype(wide), "np.float64"
+    W, R = dtype_expr(wide), "np.float64"
     cplx = wide.kind == "c"
     kernel, kb, bidx = _batch_kernel(driver, out, batch)
     if wide == oa.dtype:

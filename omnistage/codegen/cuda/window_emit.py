@@ -13,14 +13,14 @@ indexed directly. `KERNELS` is merged into `emit.OPAQUE_KERNELS`.
 """
 import numpy as np
 
-from ..emit_cpu import _np_dtype
+from ..emit_cpu import dtype_expr
 
 
 def _identity(select_prim, dt):
     if dt.kind == "f":
-        return f"{_np_dtype(dt)}({'-' if select_prim == 'ge' else ''}np.inf)"
+        return f"{dtype_expr(dt)}({'-' if select_prim == 'ge' else ''}np.inf)"
     info = np.iinfo(dt)
-    return f"{_np_dtype(dt)}({info.min if select_prim == 'ge' else info.max})"
+    return f"{dtype_expr(dt)}({info.min if select_prim == 'ge' else info.max})"
 
 
 def _touched(p, d):
@@ -82,16 +82,16 @@ def _pooled_element(driver, e, kb, idx):
     gather = e.prim == "select_and_gather_add"
     out_dt = driver.program.avals[e.outs[0]].dtype
     kb.line("_first = True")
-    kb.line(f"_acc = {_np_dtype(x_aval.dtype)}(0)")
+    kb.line(f"_acc = {dtype_expr(x_aval.dtype)}(0)")
     if gather:
-        kb.line(f"_t = {_np_dtype(out_dt)}(0)")
+        kb.line(f"_t = {dtype_expr(out_dt)}(0)")
 
     def on_take(x_idx, taps):
         if gather:
             kb.line("if _real:")
             kb.line(f"    _t = {kb.value(e.ins[0], x_idx)}")
             kb.line("else:")
-            kb.line(f"    _t = {_np_dtype(out_dt)}(0)")
+            kb.line(f"    _t = {dtype_expr(out_dt)}(0)")
 
     opened, _ = _scan(kb, e, x_aval, idx, on_take)
     kb.indent -= opened
@@ -104,7 +104,7 @@ def _scatter_element(driver, e, kb, idx):
     p = e.params
     x_aval, src_aval = driver.aval(x), driver.aval(source)
     out_dt = driver.program.avals[e.outs[0]].dtype
-    kb.line(f"_sum = {_np_dtype(out_dt)}(0)")
+    kb.line(f"_sum = {dtype_expr(out_dt)}(0)")
     opened, win_idx, mine = 0, [], []
     for d in range(x_aval.ndim):
         if not _touched(p, d):
@@ -124,7 +124,7 @@ def _scatter_element(driver, e, kb, idx):
         win_idx.append(f"_o{d}")
         mine.append(f"_k{d}")
     kb.line("_first = True")
-    kb.line(f"_acc = {_np_dtype(x_aval.dtype)}(0)")
+    kb.line(f"_acc = {dtype_expr(x_aval.dtype)}(0)")
     kb.line("_mine = False")
 
     def on_take(x_idx, taps):
