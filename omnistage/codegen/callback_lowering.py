@@ -5,7 +5,7 @@ C-contiguous arrays of the declared dtypes and are reshaped:
 
     with numba.objmode(y_flat='float32[::1]'):  # pure_callback  model.py:12
         y_flat, = _rt.pure_callback(x, callback='host_sin#0', result_avals=(((3,), 'float32'),), vmap_method=None)
-    y = y_flat.reshape((3,))
+    y = _rt.reshape(y_flat, (3,))
 
 float16/bfloat16 operands or results (computed as float32 in compiled code) have no lowering:
 such a program runs on the interpreter (`Unsupported`). Registered in `emit_cpu.OPAQUE_RULES`
@@ -40,7 +40,7 @@ def _emit_pure_callback(em, e):
     em.line(f"    {targets}_rt.pure_callback({args})")
     for flat, out in zip(flats, e.outs):
         shape = tuple(int(d) for d in em.program.avals[out].shape)
-        em.line(f"{out} = {flat}.reshape({shape!r})")
+        em.line(f"{out} = _rt.reshape({flat}, {shape!r})")
 
 
 emit_cpu.OPAQUE_RULES["pure_callback"] = _emit_pure_callback

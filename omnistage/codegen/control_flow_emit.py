@@ -8,6 +8,7 @@ The two emitters differ only in how values are read and stored, through these ho
     cf_truth(expr)     a predicate as a Python bool (the CUDA driver reads it back;
                        `cf_truth_note` says so in the generated source)
     cf_index(expr)     a branch index as a Python int
+    cf_clamp(expr, n)  that index clamped into [0, n - 1]
     cf_alloc(name, aval)        allocate a stacked scan output
     cf_step(x, t) / cf_store(y, t, value)   read / write step t of a stacked array
                        (cf_store's text may be several lines)
@@ -32,6 +33,10 @@ class ControlFlowEmitter:
 
     def cf_index(self, expr):
         return expr
+
+    def cf_clamp(self, expr, n):
+        # not the min/max builtins: Numba compiles their overload in every process
+        return f"_rt.clamp_index({expr}, {n})"
 
     def cf_alloc(self, name, aval):
         from .emit_cpu import dtype_expr
@@ -70,7 +75,7 @@ class ControlFlowEmitter:
             self.line(f"    {targets} = {self._call(branches[0], operands)}")
             return
         k = self.fresh("_branch")
-        self.line(f"{k} = min(max({self.cf_index(index)}, 0), {len(branches) - 1}){comment}")
+        self.line(f"{k} = {self.cf_clamp(self.cf_index(index), len(branches))}{comment}")
         for i, b in enumerate(branches):
             head = "if" if i == 0 else "elif" if i < len(branches) - 1 else "else"
             self.line(f"{head} {k} == {i}:" if head != "else" else "else:")

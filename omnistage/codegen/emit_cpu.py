@@ -342,6 +342,9 @@ class Emitter(ControlFlowEmitter):
         return name
 
     def vmath(self, name, dtype):
+        helper = scalar_rules.CPU_HELPERS.get((name, np.dtype(dtype).kind))
+        if helper is not None:
+            return f"_rt.{helper}"
         fn = self.module.vmath_lookup(name, np.dtype(dtype))
         if fn is not None:
             self.module.vmath_used.add(fn)
@@ -1089,13 +1092,13 @@ def _emit_dot_general(em, e):
         em.line(f"{o3} = _rt.empty(({B}, {M}, {N}), {dt}){comment}")
         em.line(f"_kn.matmul({la_src}, {ra_src}, {o3}, {em.module.param_array(params)})  # BLAS")
         if o3 != out:
-            em.line(f"{out} = {o3}.reshape({aval.shape!r})")
+            em.line(f"{out} = _rt.reshape({o3}, {aval.shape!r})")
         return
     lperm = tuple(lb) + tuple(lfree) + tuple(lc)
     rperm = tuple(rb) + tuple(rc) + tuple(rfree)
     l3, r3, o3 = em.fresh(f"{out}_lhs"), em.fresh(f"{out}_rhs"), em.fresh(f"{out}_3d")
-    em.line(f"{l3} = {_contiguous(em, lname, la, lperm)}.reshape(({B}, {M}, {K})){comment}")
-    em.line(f"{r3} = {_contiguous(em, rname, ra, rperm)}.reshape(({B}, {K}, {N}))")
+    em.line(f"{l3} = _rt.reshape({_contiguous(em, lname, la, lperm)}, ({B}, {M}, {K})){comment}")
+    em.line(f"{r3} = _rt.reshape({_contiguous(em, rname, ra, rperm)}, ({B}, {K}, {N}))")
     em.line(f"{o3} = _rt.empty(({B}, {M}, {N}), {dt})")
     em.line(f"for _b in range({B}):")
     em.line(f"    for _m in range({M}):")
@@ -1107,7 +1110,7 @@ def _emit_dot_general(em, e):
     else:
         em.line(f"                _s = {dt}(_s + {l3}[_b, _m, _k] * {r3}[_b, _k, _n])")
     em.line(f"            {o3}[_b, _m, _n] = _s")
-    em.line(f"{out} = {o3}.reshape({aval.shape!r})")
+    em.line(f"{out} = _rt.reshape({o3}, {aval.shape!r})")
 
 
 def _blas_operand(em, name, aval, axes, batch_size, shape):

@@ -8,8 +8,8 @@ result reshaped. The local part of a collective (the reduction over this process
 is an ordinary statement before it, fused and vectorized like any other:
 
     reduce_sum_1 = ...                            # this process's sum over its slices
-    reduce_sum_1_flat = _mpi.allreduce_in_place(reduce_sum_1.reshape(12), _mpi.SUM)  # MPI_Allreduce
-    process_allreduce_1 = reduce_sum_1_flat.reshape((3, 4))
+    reduce_sum_1_flat = _mpi.allreduce_in_place(_rt.reshape(reduce_sum_1, 12), _mpi.SUM)  # MPI_Allreduce
+    process_allreduce_1 = _rt.reshape(reduce_sum_1_flat, (3, 4))
 
 The all-reduce works in place when its operand is a fresh array of this kernel that nothing
 else reads (the local reduction's result, as above: `_owned`); otherwise (an input of the
@@ -43,7 +43,7 @@ def _flat(em, atom, owned=False):
         return f"_rt.full((1,), {text}, {dtype})"
     if aval.ndim == 0:
         return f"_rt.full((1,), {text}[()], {dtype})"
-    return f"{text if owned else f'_rt.contiguous({text})'}.reshape({math.prod(aval.shape)})"
+    return f"_rt.reshape({text if owned else f'_rt.contiguous({text})'}, {math.prod(aval.shape)})"
 
 
 # statements the emitter writes into a new array of their own (loop nests), never a view
@@ -63,7 +63,7 @@ def _owned(em, atom):
 
 def _unflat(em, out, flat):
     shape = em.program.avals[out].shape
-    em.line(f"{out} = {flat}.reshape({tuple(int(d) for d in shape)!r})")
+    em.line(f"{out} = _rt.reshape({flat}, {tuple(int(d) for d in shape)!r})")
 
 
 def _emit_allreduce(em, e):
@@ -90,7 +90,7 @@ def _emit_ppermute(em, e):
     pairs = [i for pair in e.params["perm"] for i in pair]
     # the pairs as a module constant: an array built from a list in the function would need
     # Numba's list machinery (and a native library could not link its helper)
-    em.line(f"{rows} = _mpi.ppermute(_rt.contiguous({ast.unparse(x)}).reshape(({shape[0]}, {math.prod(shape[1:])})), "
+    em.line(f"{rows} = _mpi.ppermute(_rt.reshape(_rt.contiguous({ast.unparse(x)}), ({shape[0]}, {math.prod(shape[1:])})), "
             f"{em.module.param_array(pairs)})  # MPI_Isend/MPI_Irecv{_loc_comment(e.stmt)}")
     _unflat(em, out, rows)
 

@@ -57,7 +57,7 @@ def _as_3d(em, atom, axis):
     shape = em.aval(atom).shape
     dims = (math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]))
     var = em.fresh(f"{_name(atom)}_3d")
-    em.line(f"{var} = _rt.contiguous({_name(atom)}).reshape({_shape_tuple(dims)})")
+    em.line(f"{var} = _rt.reshape(_rt.contiguous({_name(atom)}), {_shape_tuple(dims)})")
     return var, dims
 
 
@@ -81,7 +81,7 @@ def _as_batch(em, atom, trailing, widen=False):
     var = em.fresh(f"{_name(atom)}_b")
     wide = _LAPACK_WIDE.get(aval.dtype.name) if widen else None
     source = f"_rt.astype({_name(atom)}, {dtype_expr(wide)})" if wide else f"_rt.contiguous({_name(atom)})"
-    em.line(f"{var} = {source}.reshape({_shape_tuple(dims)})")
+    em.line(f"{var} = _rt.reshape({source}, {_shape_tuple(dims)})")
     return var, dims
 
 
@@ -353,7 +353,7 @@ def _emit_cumulative(em, e):
         em.line(f"    for _k in {rest}:")
         em.line(f"        for _j in range({inner}):")
         em.line(f"            {o3}[_o, _k, _j] = {combine}")
-    em.line(f"{out} = {o3}.reshape({_shape_tuple(oa.shape)})")
+    em.line(f"{out} = _rt.reshape({o3}, {_shape_tuple(oa.shape)})")
 
 
 # --- sort -------------------------------------------------------------------------------------------
@@ -373,7 +373,7 @@ def _emit_sort(em, e):
         for part in parts:
             em.line(f"_kn.refine_sort({perm}, {part})")
     for out, view in zip(e.outs, views):
-        em.line(f"{out} = _kn.take_along({view}, {perm}).reshape({_shape_tuple(shape)})")
+        em.line(f"{out} = _rt.reshape(_kn.take_along({view}, {perm}), {_shape_tuple(shape)})")
 
 
 # --- debug.print -----------------------------------------------------------------------------------
@@ -396,8 +396,8 @@ def _emit_bitcast(em, e):
     (x,) = e.ins
     (out,) = e.outs
     xa, oa = em.aval(x), _out_aval(em, out)
-    flat = f"{_contiguous(em, x)}.reshape(({xa.size},))"
-    em.line(f"{out} = {flat}.view({dtype_expr(oa.dtype)}).reshape({_shape_tuple(oa.shape)}){_loc_comment(e.stmt)}")
+    flat = f"_rt.reshape({_contiguous(em, x)}, ({xa.size},))"
+    em.line(f"{out} = _rt.reshape({flat}.view({dtype_expr(oa.dtype)}), {_shape_tuple(oa.shape)}){_loc_comment(e.stmt)}")
 
 
 # --- linear algebra --------------------------------------------------------------------------------
@@ -425,7 +425,7 @@ def _unbatch(em, e, bufs, rounded=True):
         aval = _out_aval(em, out)
         cast = rounded and _wide(aval.dtype) != aval.dtype
         source = f"_rt.astype({buf}, {dtype_expr(aval.dtype)})" if cast else buf
-        em.line(f"{out} = {source}.reshape({_shape_tuple(aval.shape)})")
+        em.line(f"{out} = _rt.reshape({source}, {_shape_tuple(aval.shape)})")
 
 
 def _emit_cholesky(em, e):
@@ -526,7 +526,7 @@ def _emit_triangular_solve(em, e):
         x = em.relayout(x, rhs_shape, dt, flip=(1,))
     if not p["left_side"]:
         x = em.relayout(x, rhs_shape, dt, swap)
-    em.line(f"{e.outs[0]} = {x}.reshape({_shape_tuple(_out_aval(em, e.outs[0]).shape)})")
+    em.line(f"{e.outs[0]} = _rt.reshape({x}, {_shape_tuple(_out_aval(em, e.outs[0]).shape)})")
 
 
 def _swapped(shape):

@@ -1,6 +1,7 @@
 """What a program's first compile in a fresh process compiles besides the program itself:
 nothing of Numba's own (its np.full / np.zeros / np.ascontiguousarray / astype / copy
-overloads are compiled anew in every process, never cached), and vmath's kernels only once
+overloads, and the subroutines behind reshape, complex arithmetic and math and the integer
+max builtin, are compiled anew in every process, never cached), and vmath's kernels only once
 per machine (cached like the other runtime kernels, one index entry each)."""
 import json
 import os
@@ -17,8 +18,8 @@ from omnistage.codegen import support
 _CHILD = textwrap.dedent("""
     import json, sys
     import numpy as np
-    from numba.core import dispatcher
-    compiled, stack = [], []
+    from numba.core import base, dispatcher
+    compiled, subroutines, stack = [], [], []
     numba_compile = dispatcher.Dispatcher.compile
 
     def watched(self, sig):
@@ -33,10 +34,20 @@ _CHILD = textwrap.dedent("""
             stack.pop()
 
     dispatcher.Dispatcher.compile = watched
+    numba_subroutine = base.BaseContext.compile_subroutine
+
+    def watched_subroutine(self, builder, impl, sig, *args, **kwargs):
+        owner = next((m for m in reversed(stack) if m.startswith("omnistage")), None)
+        subroutines.append([getattr(impl, "__module__", ""), getattr(impl, "__qualname__", repr(impl)), owner])
+        return numba_subroutine(self, builder, impl, sig, *args, **kwargs)
+
+    base.BaseContext.compile_subroutine = watched_subroutine
     import omnistage, omnistage.numpy as jnp
     from omnistage import lax
     x = np.random.RandomState(0).rand(6, 40).astype(np.float32)
     w = np.random.RandomState(1).rand(4, 3, 3).astype(np.float32)
+    z = (x + 1j * x[::-1]).astype(np.complex64)
+    n = np.arange(-12, 12, dtype=np.int32).reshape(4, 6)
     programs = [
         (lambda x: jnp.sum(jnp.exp(x), axis=0) + jnp.max(x, axis=1).sum(), lambda x: np.exp(x).sum(0) + x.max(1).sum()),
         (lambda x: jnp.sum(x.T, axis=1) ** 2.5, lambda x: np.sum(x.T, axis=1) ** 2.5),
@@ -44,14 +55,20 @@ _CHILD = textwrap.dedent("""
         (lambda x: lax.dynamic_slice(x, (1, 2), (3, 30)) * 2, lambda x: x[1:4, 2:32] * 2),
         (lambda w: jnp.max(jnp.abs(jnp.linalg.eigvals(w)), axis=-1), lambda w: np.max(np.abs(np.linalg.eigvals(w)), axis=-1)),
         (lambda w: jnp.linalg.inv(w + 3 * jnp.eye(3)), lambda w: np.linalg.inv(w + 3 * np.eye(3))),
+        (lambda w: jnp.einsum("bij,bjk->bik", w, w).reshape(4, 9).T @ w.reshape(4, 9), lambda w: np.einsum("bij,bjk->bik", w, w).reshape(4, 9).T @ w.reshape(4, 9)),
+        (lambda z: z * z / (z + 1) + jnp.exp(z) + jnp.sqrt(z) + jnp.sin(z) + jnp.abs(z), lambda z: z * z / (z + 1) + np.exp(z) + np.sqrt(z) + np.sin(z) + np.abs(z)),
+        (lambda n: jnp.maximum(n, 3) - jnp.minimum(n, -2), lambda n: np.maximum(n, 3) - np.minimum(n, -2)),
+        # a switch index below 0 clamps to the first branch
+        (lambda n: lax.switch(n[0, 0], [lambda v: v * 2, lambda v: v + 1], n), lambda n: n * 2),
     ]
     errors = []
     for f, ref in programs:
-        arg = w if f.__code__.co_varnames[0] == "w" else x
+        arg = {"w": w, "z": z, "n": n}.get(f.__code__.co_varnames[0], x)
         got = np.asarray(omnistage.jit(f)(arg))
-        if not np.allclose(got, ref(arg.astype(np.float64)), rtol=2e-5, atol=1e-5):
+        wide = arg.astype(np.complex128 if arg.dtype.kind == "c" else np.float64)
+        if not np.allclose(got, ref(wide), rtol=2e-5, atol=1e-5):
             errors.append(repr(got))
-    print(json.dumps({"compiled": compiled, "errors": errors}))
+    print(json.dumps({"compiled": compiled, "subroutines": subroutines, "errors": errors}))
 """)
 
 
@@ -66,11 +83,13 @@ def test_programs_compile_nothing_of_numba_and_vmath_once_per_machine(tmp_path):
     first = _run(tmp_path)
     assert first["errors"] == []
     generated = [c for c in first["compiled"] if c[0].startswith("omnistage_gen_")]
-    assert len(generated) >= 6
+    assert len(generated) >= 10
     # Numba functions that a generated program's own code asked for (a runtime kernel's
     # np.empty is its own business: it is compiled once and cached with the kernel)
     numba_own = [c for c in first["compiled"] if c[0].startswith("numba.") and (c[2] or "").startswith("omnistage_gen_")]
     assert numba_own == []
+    # nor a subroutine of Numba's (compile_subroutine: per process, never cached) in them
+    assert [c for c in first["subroutines"] if (c[2] or "").startswith("omnistage_gen_")] == []
     assert any(c[1].startswith("exp_float32") for c in first["compiled"])
     # a second process with the same cache: programs and vmath kernels come from the cache
     for name in os.listdir(tmp_path):

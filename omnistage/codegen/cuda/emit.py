@@ -551,6 +551,9 @@ class HostDriver(ControlFlowEmitter):
     def cf_index(self, expr):
         return f"_cu.index({expr})"
 
+    def cf_clamp(self, expr, n):
+        return f"min(max({expr}, 0), {n - 1})"  # host Python
+
     def cf_alloc(self, name, aval):
         self.alloc(name, aval)
 
