@@ -55,6 +55,8 @@ _UNARY = {
     "rsqrt": lambda x, out: E.mul(E.div(out, x), _c(x, -0.5)),
     "cbrt": lambda x, out: E.mul(E.integer_pow(out, -2), _c(x, 1 / 3)),
     "logistic": lambda x, out: E.mul(out, E.sub(_c(x, 1), out)),
+    # lax.erf_inv (lax/error_function.py): sqrt(pi)/2 exp(erf_inv(x)**2), JAX's rule
+    "erf_inv": lambda x, out: E.mul(_c(x, np.sqrt(np.pi) / 2), E.exp(E.mul(out, out))),
 }
 
 for _name, _d in _UNARY.items():

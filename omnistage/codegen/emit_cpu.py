@@ -671,7 +671,7 @@ class Emitter(ControlFlowEmitter):
             start = self.fresh("_blk_start")
             self.open_loop(start, f"0, {m}, {SUM_BLOCK}")
         self.line(f"{blk} = {dtype_expr(dt)}(0)")
-        self.open_loop(names[axes[-1]], f"{start}, min({start} + {SUM_BLOCK}, {m})" if split else m)
+        self.open_loop(names[axes[-1]], f"{start}, _rt.imin({start} + {SUM_BLOCK}, {m})" if split else m)
         v = self.value(operand, names)
         # short rows (a few columns) are added left to right, as in _vector_reduction
         step = f"_rt.radd({blk}, {v})" if _vectorizable(e.prim, dt, m) else f"{blk} + {v}"

@@ -182,6 +182,8 @@ RULES = {
     "tan": _math("tan"), "asin": _math("asin"), "acos": _math("acos"), "atan": _math("atan"),
     "sinh": _math("sinh"), "cosh": _math("cosh"), "asinh": _math("asinh"),
     "acosh": _math("acosh"), "atanh": _math("atanh"), "cbrt": _math("cbrt"), "erf": _math("erf"),
+    # lax.erf_inv: on CPU its XLA expansion emitted once (vmath/xla_expansions.py), on CUDA libdevice
+    "erf_inv": _math("erf_inv"),
     "sqrt": _helper_or("sqrt", _np("sqrt")),
     "rsqrt": _rsqrt,
     "logistic": _logistic,

@@ -91,6 +91,19 @@ def new_trace(trace):
         assert popped is trace, "trace stack corrupted"
 
 
+@contextlib.contextmanager
+def eager():
+    """Binds inside run eagerly whatever trace is active: for a primitive's impl that evaluates
+    lax code on concrete values (an expansion kept as the reference of a compiled kernel)."""
+    stack = _trace_stack.items
+    stack.append(None)
+    try:
+        yield
+    finally:
+        popped = stack.pop()
+        assert popped is None, "trace stack corrupted"
+
+
 def bind(prim, args, params):
     stack = _trace_stack.items
     trace = stack[-1] if stack else None

@@ -14,7 +14,9 @@ derivative rules. Imports core and lax only.
 import numpy as np
 
 from .. import lax
+from ..core import primitive as core_primitive
 from . import xla_math as _xla_math
+from ._rules import FLOAT, elementwise
 from .fused_multiply_add import fma
 
 # Giles, "Approximating the erfinv function" (single precision), highest degree first.
@@ -140,14 +142,35 @@ def _erf_inv_f64(x, dtype):
     return _infinite_at_one(x, lax.mul(p, x), dtype)
 
 
+def erf_inv_expansion(x):
+    """Inverse error function of a float32 or float64 array as lax operations (XLA's
+    algorithm): the reference of the `erf_inv` primitive, whose CPU kernel is this expansion
+    emitted once (`codegen/vmath/xla_expansions.py`)."""
+    dtype = np.dtype(x.dtype)
+    return _erf_inv_f64(x, dtype) if dtype == np.float64 else _erf_inv_f32(x, dtype)
+
+
+def _erf_inv_impl(x):
+    with core_primitive.eager():
+        return np.asarray(erf_inv_expansion(lax.convert_element_type(x, x.dtype)))
+
+
+# One primitive, not the ~95 statements of its expansion: a sampler's statements were most of
+# a `normal`'s compile, and every normal in a program compiled its own copy (DP-SGD's noise
+# for eight parameter arrays was half of a 1,550-line module).
+# (bound on float32 operands only, by `erf_inv`: the CPU kernel is float32's)
+erf_inv_p = elementwise("erf_inv", _erf_inv_impl, FLOAT, None, 1)
+
+
 def erf_inv(x):
-    """Inverse error function of a float array (XLA's algorithm; float16/bfloat16 via float32)."""
+    """Inverse error function of a float array (XLA's algorithm; float16/bfloat16 via float32;
+    float64 as its expansion, see codegen/vmath/xla_expansions.py)."""
     dtype = np.dtype(x.dtype)
     if dtype == np.float64:
-        return _erf_inv_f64(x, dtype)
+        return erf_inv_expansion(x)
     if dtype == np.float32:
-        return _erf_inv_f32(x, dtype)
-    return lax.convert_element_type(_erf_inv_f32(lax.convert_element_type(x, np.float32), np.dtype(np.float32)), dtype)
+        return erf_inv_p.bind(x)
+    return lax.convert_element_type(erf_inv_p.bind(lax.convert_element_type(x, np.float32)), dtype)
 
 
 def _erf_small(x, dtype):

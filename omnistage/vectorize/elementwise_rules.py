@@ -56,7 +56,7 @@ def elementwise_rule(name):
 
 _EXTRA = (
     "shift_right_logical", "round_away", "complex", "integer_pow", "convert_element_type",
-    "select_n", "stop_gradient", "fma",
+    "select_n", "stop_gradient", "fma", "erf_inv",
 )
 
 for _name in list(lax_ew.PRIMITIVES) + list(_EXTRA):

@@ -22,7 +22,7 @@ LIBDEVICE = {
     "arccos": "acos", "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "arcsinh": "asinh",
     "arccosh": "acosh", "arctanh": "atanh", "cbrt": "cbrt", "erf": "erf", "sqrt": "sqrt",
     "floor": "floor", "ceil": "ceil", "rint": "rint", "fmod": "fmod", "arctan2": "atan2",
-    "power": "pow", "nextafter": "nextafter", "abs": "fabs",
+    "power": "pow", "nextafter": "nextafter", "abs": "fabs", "erf_inv": "erfinv",
 }
 
 
@@ -35,6 +35,10 @@ def libdevice_name(numpy_name, dtype):
 
 
 def _numpy_version(numpy_name, cast):
+    if numpy_name == "erf_inv":  # SciPy's in double, rounded to the operand's type
+        from scipy.special import erfinv
+
+        return lambda x: cast(erfinv(x))
     fn = {"erf": None}.get(numpy_name, getattr(np, numpy_name, None))
     if fn is None:  # NumPy has no erf: math.erf in double, rounded to the operand's type
         return lambda x: cast(math.erf(x))

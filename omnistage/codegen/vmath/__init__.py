@@ -51,14 +51,18 @@ Only the code generator imports this package (lazily): it imports Numba and llvm
 """
 import numpy as np
 
-from ._kernels import build
+from ._kernels import build  # first: it installs omnistage's Numba cache locator
+from . import _xla_erf_inv  # noqa: E402 - imports support, whose functions Numba caches
 
 DTYPES = ("float32", "float64")
 
 VMATH = {(name, dtype): fn for dtype in DTYPES for name, fn in build(dtype).items()}
+# XLA's expansions of lax primitives, emitted once (xla_expansions.py): their values are
+# XLA's, not vmath's accuracy contract
+EXPANSIONS = {("erf_inv", "float32"): _xla_erf_inv.erf_inv_float32}
 
 # export every kernel under its own name (exp_float32, ...), which generated code imports
-globals().update({fn.py_func.__name__: fn for fn in VMATH.values()})
+globals().update({fn.py_func.__name__: fn for fn in (*VMATH.values(), *EXPANSIONS.values())})
 
 
 def lookup(name, dtype):
@@ -67,7 +71,8 @@ def lookup(name, dtype):
         key = np.dtype(dtype).name
     except TypeError:
         return None
-    return VMATH.get((name, key))
+    return VMATH.get((name, key)) or EXPANSIONS.get((name, key))
 
 
-__all__ = ["VMATH", "DTYPES", "lookup", *sorted(fn.py_func.__name__ for fn in VMATH.values())]
+__all__ = ["VMATH", "EXPANSIONS", "DTYPES", "lookup",
+           *sorted(fn.py_func.__name__ for fn in (*VMATH.values(), *EXPANSIONS.values()))]
