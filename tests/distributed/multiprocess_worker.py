@@ -104,7 +104,7 @@ def _():
     counts = np.array([3, 1, 4], np.int32) * (RANK + 1)  # differs by process: pmax must reduce
     f = jax.pmap(lambda x, c: (lax.pmax(c, "i"), lax.psum(c, "i") + x), axis_name="i", in_axes=(0, None))
     hi, total = f(np.zeros((L, 3), np.int32), counts)
-    assert "_mpi.allreduce(_rt.contiguous(" in f.lower(np.zeros((L, 3), np.int32), counts).compile().as_text()
+    assert "_mpi.allreduce(_rt.reshape(_rt.contiguous(" in f.lower(np.zeros((L, 3), np.int32), counts).compile().as_text()
     np.testing.assert_array_equal(np.asarray(hi), [[6, 2, 8]])
     np.testing.assert_array_equal(np.asarray(total), [[9, 3, 12]])
     np.testing.assert_array_equal(counts, np.array([3, 1, 4]) * (RANK + 1))
