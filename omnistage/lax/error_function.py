@@ -9,7 +9,9 @@ are bit-identical to JAX. float64 `erf` is the Cephes rational function, while X
 glibc's (fdlibm's) `erf`, so float64 `truncated_normal` may differ in the last bits.
 JAX's GPU backend uses other expansions (CUDA's libdevice), so JAX's own CPU and GPU
 numbers differ; omnistage follows the CPU. These are the values; `lax.special` adds JAX's
-derivative rules. Imports core and lax only.
+derivative rules. float32 `erf_inv` is bound as a primitive of its own, whose CPU kernel is
+this expansion emitted once (`codegen/vmath/xla_expansions.py`); its CUDA lowering is
+libdevice's `erfinvf`, as JAX's GPU backend. Imports core and lax only.
 """
 import numpy as np
 
