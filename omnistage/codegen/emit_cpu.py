@@ -544,6 +544,7 @@ class Emitter(ControlFlowEmitter):
             self._memo = {}
             return
         self.line(f"{out} = _rt.empty({aval.shape!r}, {dtype_expr(aval.dtype)}){_loc_comment(e.stmt)}")
+        target, shape, element = out, aval.shape, lambda idx: self._element(e, idx)
         if self._reshape_of_fused(e):
             # the fused producer runs in its own shape, into the result's memory in the same
             # order: a (100, 784) draw reshaped to (100, 28, 28) stays one long vectorized row
@@ -552,17 +553,11 @@ class Emitter(ControlFlowEmitter):
             shape = self.aval(operand).shape
             target = self.fresh(f"{out}_as_operand")
             self.line(f"{target} = _rt.reshape({out}, {shape!r})")
-            idx = [f"_i{k}" for k in range(len(shape))]
-            for k in _loop_order(shape):
-                self.open_loop(idx[k], shape[k])
-            self.line(f"{target}[{', '.join(idx)}] = {self.value(operand, idx)}")
-            self.close(len(idx))
-            return
-        idx = [f"_i{k}" for k in range(aval.ndim)]
-        for k in _loop_order(aval.shape):
-            self.open_loop(idx[k], aval.shape[k])
-        v = self._element(e, idx)
-        self.line(f"{out}[{', '.join(idx)}] = {v}")
+            element = lambda idx: self.value(operand, idx)  # noqa: E731
+        idx = [f"_i{k}" for k in range(len(shape))]
+        for k in _loop_order(shape):
+            self.open_loop(idx[k], shape[k])
+        self.line(f"{target}[{', '.join(idx)}] = {element(idx)}")
         self.close(len(idx))
 
     def _reshape_of_fused(self, e):

@@ -37,12 +37,12 @@ _NUMPY_NAME = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "a
 # (primitive, dtype kind) -> the support helper the CPU emitter calls instead of the operator or
 # NumPy function (`ctx.vmath` answers with it; CUDA's context answers None, keeping the
 # operator): Numba compiles its own implementation of these in every process (see support.py).
-CPU_HELPERS = {("mul", "c"): "complex_mul", ("div", "c"): "complex_div", ("abs", "c"): "complex_abs",
-               ("exp", "c"): "complex_exp", ("log", "c"): "complex_log", ("sqrt", "c"): "complex_sqrt",
-               ("max", "i"): "imax", ("max", "u"): "imax", ("min", "i"): "imin", ("min", "u"): "imin",
-               ("sign", "c"): "complex_sign",
-               **{(name, "c"): f"complex_{_NUMPY_NAME.get(name, name)}" for name in (
-                   "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh")}}
+CPU_HELPERS = {
+    **{(prim, "c"): f"complex_{_NUMPY_NAME.get(prim, prim)}" for prim in (
+        "mul", "div", "abs", "exp", "log", "sqrt", "sign", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+        "asin", "acos", "atan", "asinh", "acosh", "atanh")},
+    **{(prim, kind): f"i{prim}" for prim in ("max", "min") for kind in "iu"},
+}
 
 
 def _helper_or(name, rule):
@@ -158,20 +158,20 @@ def _is_finite(ctx, a):
 RULES = {
     "add": _binop("+"),
     "sub": _binop("-"),
-    "mul": _helper_or("mul", _binop("*")),
+    "mul": _binop("*"),
     # integer division and remainder follow XLA: x / 0 == -1, x % 0 == x, INT_MIN / -1 == INT_MIN
-    "div": _by_kind(f=_binop("/"), c=_helper_or("div", _binop("/")), i=_call("idiv"), u=_call("udiv")),
+    "div": _by_kind(fc=_binop("/"), i=_call("idiv"), u=_call("udiv")),
     "rem": _by_kind(f=_np("fmod"), i=_call("irem"), u=_call("urem")),
     "pow": _math("pow"),
     # NaN-propagating; complex numbers compare lexicographically (np.maximum / np.minimum)
-    "max": _by_kind(f=_call("fmax"), c=_call("cmax"), iu=_helper_or("max", lambda ctx, a, b: f"max({a}, {b})"), b=_binop("|")),
-    "min": _by_kind(f=_call("fmin"), c=_call("cmin"), iu=_helper_or("min", lambda ctx, a, b: f"min({a}, {b})"), b=_binop("&")),
+    "max": _by_kind(f=_call("fmax"), c=_call("cmax"), iu=lambda ctx, a, b: f"max({a}, {b})", b=_binop("|")),
+    "min": _by_kind(f=_call("fmin"), c=_call("cmin"), iu=lambda ctx, a, b: f"min({a}, {b})", b=_binop("&")),
     "atan2": _math("atan2"),
     "nextafter": _np("nextafter"),
     "neg": lambda ctx, a: f"-{a}",
-    "sign": _by_kind(f=lambda ctx, a: f"_rt.sign({a}, {_typed_one(ctx)})", c=_helper_or("sign", _np("sign")), i=_np("sign"),
+    "sign": _by_kind(f=lambda ctx, a: f"_rt.sign({a}, {_typed_one(ctx)})", ci=_np("sign"),
                      u=lambda ctx, a: f"({a} != 0)"),  # Numba's np.sign reads uint8 255 as -1
-    "abs": _helper_or("abs", _abs),
+    "abs": _abs,
     "floor": _np("floor"),
     "ceil": _np("ceil"),
     "round": _np("rint"),
@@ -184,7 +184,7 @@ RULES = {
     "acosh": _math("acosh"), "atanh": _math("atanh"), "cbrt": _math("cbrt"), "erf": _math("erf"),
     # lax.erf_inv: on CPU its XLA expansion emitted once (vmath/xla_expansions.py), on CUDA libdevice
     "erf_inv": _math("erf_inv"),
-    "sqrt": _helper_or("sqrt", _np("sqrt")),
+    "sqrt": _np("sqrt"),
     "rsqrt": _rsqrt,
     "logistic": _logistic,
     "real": lambda ctx, a: f"{a}.real",
@@ -212,6 +212,9 @@ RULES = {
     "threefry2x32_word": lambda ctx, k1, k2, x1, x2, word: f"_rt.threefry2x32({k1}, {k2}, {x1}, {x2})[{word}]",
     "bitcast_same_width": lambda ctx, a, new_dtype: f"_rt.reinterpret({a}, np.{np.dtype(new_dtype).name})",
 }
+
+for _prim in {prim for prim, _ in CPU_HELPERS}:
+    RULES[_prim] = _helper_or(_prim, RULES[_prim])
 
 # results that Numba may widen, so the emitter casts them back to the result dtype
 NEEDS_CAST = {"add", "sub", "mul", "neg", "abs", "div", "rem", "max", "min", "and_", "or_", "xor",

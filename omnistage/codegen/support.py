@@ -667,7 +667,8 @@ def reshape(typingctx, x, shape):
         if x.layout == "C":
             src = make_array(x)(context, builder, value=args[0])
         else:
-            src = make_array(x.copy(layout="C", readonly=False))(context, builder, value=_copied(context, builder, x, args[0], x.copy(layout="C", readonly=False)))
+            c_type = x.copy(layout="C", readonly=False)
+            src = make_array(c_type)(context, builder, value=_copied(context, builder, x, args[0], c_type))
         if isinstance(sig.args[1], types.Integer):
             dims = [context.cast(builder, args[1], sig.args[1], types.intp)]
         else:

@@ -154,7 +154,7 @@ def erf_inv_expansion(x):
 
 def _erf_inv_impl(x):
     with core_primitive.eager():
-        return np.asarray(erf_inv_expansion(lax.convert_element_type(x, x.dtype)))
+        return np.asarray(erf_inv_expansion(x))
 
 
 # One primitive, not the ~95 statements of its expansion: a sampler's statements were most of

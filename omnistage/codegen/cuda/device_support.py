@@ -34,14 +34,18 @@ def libdevice_name(numpy_name, dtype):
     return base + "f" if np.dtype(dtype).name == "float32" else base
 
 
-def _numpy_version(numpy_name, cast):
-    if numpy_name == "erf_inv":  # SciPy's in double, rounded to the operand's type
-        from scipy.special import erfinv
+def _erfinv(x):
+    from scipy.special import erfinv
 
-        return lambda x: cast(erfinv(x))
-    fn = {"erf": None}.get(numpy_name, getattr(np, numpy_name, None))
-    if fn is None:  # NumPy has no erf: math.erf in double, rounded to the operand's type
-        return lambda x: cast(math.erf(x))
+    return erfinv(x)
+
+
+# what NumPy lacks, computed in double and rounded to the operand's type
+_NOT_IN_NUMPY = {"erf": math.erf, "erf_inv": _erfinv}
+
+
+def _numpy_version(numpy_name, cast):
+    fn = _NOT_IN_NUMPY.get(numpy_name) or getattr(np, numpy_name)
     return lambda *a: cast(fn(*a))
 
 

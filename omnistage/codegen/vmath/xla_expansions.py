@@ -23,11 +23,13 @@ import re
 
 import numpy as np
 
-# (kernel name, the lax expansion's qualified name, dtype)
-# (float64 erf_inv stays inline: its log reads glibc's tables, which a scalar kernel would
-# take as arguments; float32 is what `normal` draws by default)
+from ...lax import error_function
+
+# (kernel name, the lax expansion, operand dtype). float64 erf_inv stays inline: its log reads
+# glibc's tables, which a scalar kernel would take as arguments; float32 is what `normal`
+# draws by default.
 KERNELS = (
-    ("erf_inv_float32", "omnistage.lax.error_function.erf_inv_expansion", "float32"),
+    ("erf_inv_float32", error_function.erf_inv_expansion, "float32"),
 )
 
 DECORATOR = ("@numba.njit(cache=True, nogil=True, fastmath={'contract'}, error_model='numpy', "
@@ -48,24 +50,15 @@ from omnistage.codegen import support as _rt  # noqa: E402
 '''
 
 
-def _expansion(qualname):
-    import importlib
-
-    module, _, name = qualname.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-
 def _kernel_source(name, fn, dtype):
     """(constant lines, function text) of `fn` emitted for one rank-0 operand of `dtype`."""
     from ...core.aval import ShapedArray
-    from ...core.config import config
     from ...staging.cleanup import cleanup
     from ...staging.replay import stage_program
     from ..emit_cpu import emit_module
 
     # cleaned up as jit cleans up a program (the expansion's statements, as a program had them)
-    with config.override("jax_enable_x64", dtype == "float64"):
-        program = cleanup(stage_program(lambda x: [fn(x)], [ShapedArray((), np.dtype(dtype))], name=name))
+    program = cleanup(stage_program(lambda x: [fn(x)], [ShapedArray((), np.dtype(dtype))], name=name))
     source, entry = emit_module(program, threads=False)
     prefix = f"_{name}"
     source = re.sub(r"\b_c(\d+)_", lambda m: f"{prefix}_c{m.group(1)}_", source)
@@ -88,8 +81,8 @@ def _kernel_source(name, fn, dtype):
 def make_source():
     """The text of `_xla_erf_inv.py`."""
     constants, functions = [], []
-    for name, qualname, dtype in KERNELS:
-        c, f = _kernel_source(name, _expansion(qualname), dtype)
+    for name, fn, dtype in KERNELS:
+        c, f = _kernel_source(name, fn, dtype)
         constants += c
         functions.append(f)
     return _HEADER + "\n" + "\n".join(constants) + "\n\n\n" + "\n\n".join(functions)
