@@ -10,7 +10,7 @@ import weakref
 
 import numpy as np
 
-from .core import dtypes
+from .core import dtypes, gc_pause
 from .core.array import Array
 from .core.aval import ShapedArray
 from .core.config import config
@@ -369,10 +369,12 @@ def _compile_once(cache, key, build):
                 flight = _FLIGHTS[token] = _Flight(me)
                 break
         if flight.owner == me:
-            return build()
+            with gc_pause.paused():
+                return build()
         flight.done.wait()
     try:
-        entry = build()
+        with gc_pause.paused():
+            entry = build()
         cache[key] = entry
         return entry
     finally:

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from ..core import gc_pause
 from ..staging.interpret import compile_program
 from . import blas_probe, compile_log, disk_cache, memory_check, narrow_floats, numba_extensions, parallel
 
@@ -175,7 +176,7 @@ def _compile_once(dispatcher, signature):
     let it compile nothing else: a call that matches no signature raises TypeError instead.
     (Modules are shared by programs with the same text, which may differ in dtypes: each
     program adds its own signature.)"""
-    with _DISPATCHER_LOCK, numba_extensions.compiling():
+    with _DISPATCHER_LOCK, numba_extensions.compiling(), gc_pause.paused():
         if signature not in dispatcher.overloads:
             dispatcher.disable_compile(False)
             dispatcher.compile(signature)
