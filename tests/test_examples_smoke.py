@@ -20,4 +20,6 @@ def test_runner_times_a_tiny_mnist_classifier_on_omnistage(tmp_path):
         first, steady = row.strip(" |").split(" | ")[2:4]
         assert first.endswith(" s") or first.endswith(" ms"), row
         assert steady != "-", row
+        cores = float(row.strip(" |").split(" | ")[-1])  # CPU time over wall time of the steady calls
+        assert 0.1 < cores <= os.cpu_count() + 0.5, row
     assert "failed" not in done.stdout and "skipped" not in done.stdout, done.stdout

@@ -117,15 +117,19 @@ def time_program(example, program, call, n_steady):
     """Time `call()` once (the first call: tracing and compiling included) and `n_steady` more
     times; print the record and return the last result. `call` gets the previous result (None
     at first), so a training step can feed its state forward."""
-    result, times = None, []
+    result, times, cpu = None, [], []
     for _ in range(1 + n_steady):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = block(call(result))
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
     record = {
         "example": example, "program": program, "backend": BACKEND, "size": SIZE,
         "first_s": times[0], "steady_s": times[1:],
         "median_s": statistics.median(times[1:]) if n_steady else None,
+        # the process's CPU time over its wall time in the steady calls: how many cores the
+        # backend kept busy (JAX's CPU runtime uses more than one under --threads 1)
+        "steady_cores": sum(cpu[1:]) / sum(times[1:]) if n_steady and sum(times[1:]) > 0 else None,
     }
     print("EXAMPLE_RESULT " + json.dumps(record), flush=True)
     return result

@@ -7,10 +7,11 @@
 For each timed program of each example it prints the first call (tracing and compiling
 included: omnistage starts from empty cache directories unless --warm-cache), the steady time
 per call (the median of the calls after the first, and the slowest of them), and the ratio
-omnistage / JAX of the steady medians (< 1: omnistage is faster). Examples that cannot run on
-a backend say why (a missing library name), as do runs that fail (exit status 1) or pass
---timeout. Both
-backends run on the same machine in the same run, one after the other, so their numbers compare;
+omnistage / JAX of the steady medians (< 1: omnistage is faster), and the cores each backend
+kept busy in its steady calls (process CPU time over wall time: XLA's CPU runtime runs its
+matmuls on more than one core even under --threads 1, whose flags it does not apply to them).
+Examples that cannot run on a backend say why (a missing library name), as do runs that fail
+(exit status 1) or pass --timeout. Both backends run on the same machine in the same run, one after the other, so their numbers compare;
 on a shared machine only medians mean much.
 
 One example alone: `python -m benchmarks.examples.mnist_vae --backend omnistage [--size small]`;
@@ -76,6 +77,11 @@ def _seconds(x):
     return f"{x * 1e3:.3g} ms" if x < 1 else f"{x:.3g} s"
 
 
+def _cores(record):
+    cores = record.get("steady_cores") if record else None
+    return "-" if cores is None else f"{cores:.2f}"
+
+
 def table(results, backends):
     """Rows: one per (example, program), in the order the programs ran."""
     order, by_key = [], {}
@@ -91,6 +97,7 @@ def table(results, backends):
         cols += [f"{b} first", f"{b} steady (max)"]
     if set(BACKENDS) <= set(backends):
         cols.append("ratio")
+    cols.append("cores (" + " / ".join(backends) + ")")
     rows = []
     for key in order:
         row = list(key)
@@ -101,6 +108,7 @@ def table(results, backends):
         if "ratio" in cols:
             j, o = by_key[key].get("jax"), by_key[key].get("omnistage")
             row.append(f"{o['median_s'] / j['median_s']:.2f}x" if j and o and j["median_s"] and o["median_s"] else "-")
+        row.append(" / ".join(_cores(by_key[key].get(b)) for b in backends))
         rows.append(row)
     return cols, rows
 
