@@ -1108,7 +1108,7 @@ def _emit_dot_general(em, e):
         o3 = out if aval.shape == (B, M, N) else em.fresh(f"{out}_3d")
         params = la_mat + ra_mat + (int(la_t), int(ra_t))
         em.line(f"{o3} = _rt.empty(({B}, {M}, {N}), {dt}){comment}")
-        em.line(f"_kn.matmul({la_src}, {ra_src}, {o3}, {em.module.param_array(params)})  # BLAS")
+        em.line(f"_kn.{_matmul_kernel(em, B, M, N, K)}({la_src}, {ra_src}, {o3}, {em.module.param_array(params)})  # BLAS")
         if o3 != out:
             em.line(f"{out} = _rt.reshape({o3}, {aval.shape!r})")
         return
@@ -1129,6 +1129,18 @@ def _emit_dot_general(em, e):
         em.line(f"                _s = {dt}(_s + {l3}[_b, _m, _k] * {r3}[_b, _k, _n])")
     em.line(f"            {o3}[_b, _m, _n] = _s")
     em.line(f"{out} = _rt.reshape({o3}, {aval.shape!r})")
+
+
+def _matmul_kernel(em, B, M, N, K):
+    """`matmul_threads` in a parallel build where the product is big enough to cut into blocks
+    for Numba's threads (kernels.gemm_blocks decides by shape, and both kernels compute the same
+    blocks: the same bits), else `matmul`."""
+    from . import kernels
+
+    if not (em.module.threads and parallel.enabled()) or B * M * N * K < kernels.GEMM_SPLIT_WORK:
+        return "matmul"
+    blocks, _ = kernels.gemm_blocks.py_func(M, N, K)
+    return "matmul_threads" if B * blocks > 1 else "matmul"
 
 
 def _blas_operand(em, name, aval, axes, batch_size, shape):

@@ -1,5 +1,6 @@
 """Executables that run a Program: the Numba-compiled module, with the NumPy interpreter as
 the fallback for programs holding a primitive the code generator cannot lower yet."""
+import contextlib
 import threading
 import time
 import warnings
@@ -59,10 +60,18 @@ class NumbaProgram:
         self._fn = getattr(self.module, self.fn_name)
         self._tier = None  # a parallel program's choice of build: parallel.BuildChoice
         self.serial_module = self.module  # what a native library is built from (aot.py)
-        if "numba.prange(" in self.source:
+        self.tier_up_thread = None  # the background compile of the parallel build, once started
+        self._one_thread_serial = False  # a "blas" program: its serial calls are its own, on one thread
+        threads = parallel.threaded(self.source)
+        if threads:
+            # the serial build: compiled here for parallel loops; for threaded products only the
+            # ahead-of-time library is built from it (a library cannot start Numba's threads)
             serial, _ = emit_module(program, vmath_lookup(), threads=False)
             self.serial_module = disk_cache.load_module(serial, owner=self)
-            if serial_first:
+            if threads == "blas":
+                self._parallel_fn, self._parallel_ready = self._fn, True
+                self._tier, self._one_thread_serial = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S), True
+            elif serial_first:
                 self._parallel_fn, self._fn = self._fn, getattr(self.serial_module, self.fn_name)
                 self._tier, self._parallel_ready = parallel.BuildChoice(), False
         # float16/bfloat16 inputs, outputs and constants are float32 in compiled code (narrow_floats)
@@ -114,14 +123,22 @@ class NumbaProgram:
         if tier is not None:
             on_parallel = tier.parallel
             if on_parallel:
-                fn = self._parallel_fn if self._parallel_ready else self._tier_up()
+                if self._parallel_ready:
+                    fn = self._parallel_fn
+                else:  # compiling in the background: this call runs serial, and is not credited to a build
+                    self._tier_up()
+                    on_parallel = False
             start = tier.start()  # after the compile: it is not the build's running cost
         for i in self._arrays_in:
             if not args[i].flags.c_contiguous:  # jnp.zeros' stride 0, a view: copied (~90 ns a check)
                 args = _c_ordered(args, self._arrays_in)
                 break
         try:
-            out = fn(*args, *self._consts)
+            if self._one_thread_serial and not on_parallel:
+                with parallel.one_thread():
+                    out = fn(*args, *self._consts)
+            else:
+                out = fn(*args, *self._consts)
         except TypeError:
             # no matching signature: a misaligned input; copy it
             retry = _c_ordered(args, self._arrays_in)
@@ -140,16 +157,30 @@ class NumbaProgram:
         return out
 
     def _tier_up(self):
-        """The parallel build, compiled now; if Numba cannot compile it, the serial one for good."""
+        """Start compiling the parallel build in a background thread (once). Calls run the
+        serial build meanwhile: a compile as long as the program's first (seconds, for a
+        training epoch) no longer lands inside a call, and both builds give the same bits, so
+        when it ends changes no result. If Numba cannot compile it, the serial build for good."""
+        if self.tier_up_thread is not None:
+            return
+        with _TIER_UP_LOCK:  # not _DISPATCHER_LOCK: the compile holds that one throughout
+            if self.tier_up_thread is not None:
+                return
+            self.tier_up_thread = threading.Thread(target=self._compile_parallel, daemon=True,
+                                                   name=f"omnistage parallel build of {self.program.name}")
+        self.tier_up_thread.start()
+
+    def _compile_parallel(self):
         try:
-            _compile_once(self._parallel_fn, self.signature)
-        except Exception as e:  # noqa: BLE001
+            # the collector stays on: the user's threads run on while this compiles
+            _compile_once(self._parallel_fn, self.signature, pause_gc=False)
+        except Exception as e:  # noqa: BLE001 - the serial build runs on, whatever went wrong
             if not _is_numba_compile_error(e):
-                raise
+                warnings.warn(f"omnistage: the parallel build of {self.program.name!r} failed "
+                              f"({type(e).__name__}: {e}); its serial build runs instead", RuntimeWarning)
             self._tier = None
-            return self._fn
+            return
         self._parallel_ready = True
-        return self._parallel_fn
 
     def as_text(self):
         return self.source
@@ -171,12 +202,12 @@ def kernel_signature(program):
     return tuple(ins + [numba_type(np.shape(c), np.asarray(c).dtype) for c in consts])
 
 
-def _compile_once(dispatcher, signature):
+def _compile_once(dispatcher, signature, pause_gc=True):
     """Compile `dispatcher` for `signature` (Numba loads it from its cache when it can), then
     let it compile nothing else: a call that matches no signature raises TypeError instead.
     (Modules are shared by programs with the same text, which may differ in dtypes: each
     program adds its own signature.)"""
-    with _DISPATCHER_LOCK, numba_extensions.compiling(), gc_pause.paused():
+    with _DISPATCHER_LOCK, numba_extensions.compiling(), gc_pause.paused() if pause_gc else contextlib.nullcontext():
         if signature not in dispatcher.overloads:
             dispatcher.disable_compile(False)
             dispatcher.compile(signature)
@@ -187,6 +218,7 @@ def _compile_once(dispatcher, signature):
 # disable_compile() must not land in the middle of another's compile ("compilation disabled").
 # Numba compiles under a global lock anyway, so this serializes nothing that ran in parallel.
 _DISPATCHER_LOCK = threading.Lock()
+_TIER_UP_LOCK = threading.Lock()
 
 
 def _c_ordered(args, arrays):

@@ -15,8 +15,10 @@ imports this module, lazily.
 """
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import types
-from numba.extending import overload
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 from numba.np import linalg as _nb_linalg
 
 from . import kernel_calls
@@ -36,29 +38,142 @@ _entry = _entry_reading()
 # --- contractions ---------------------------------------------------------------------------
 
 
+GEMM_SPLIT_WORK = 1 << 21  # multiply-adds from which a product is cut into blocks (~20 us of BLAS)
+GEMM_BLOCK_ALIGN = 16  # block edges at multiples of this (BLAS micro-tiles stay whole)
+GEMM_MAX_BLOCKS = 4
+GEMM_MIN_BLOCK = 64
+
+
+@_kernel
+def gemm_blocks(m, n, k):
+    """(blocks, along rows?) of the (m, k) @ (k, n) product: how `matmul` cuts it, by its shape
+    alone. The larger of m and n is cut into up to GEMM_MAX_BLOCKS blocks of at least
+    GEMM_MIN_BLOCK, aligned to GEMM_BLOCK_ALIGN; a product under GEMM_SPLIT_WORK is one block.
+    The serial and the parallel kernel compute the same blocks with the same single-threaded
+    BLAS calls, so a result never depends on how many threads ran them."""
+    if m * n * k < GEMM_SPLIT_WORK:
+        return 1, True
+    rows = m >= n
+    extent = m if rows else n
+    blocks = min(GEMM_MAX_BLOCKS, extent // GEMM_MIN_BLOCK)
+    return max(blocks, 1), rows
+
+
+@_kernel
+def _block_edges(extent, blocks, j):
+    step = -(-extent // blocks)
+    step = -(-step // GEMM_BLOCK_ALIGN) * GEMM_BLOCK_ALIGN
+    return min(extent, j * step), min(extent, (j + 1) * step)
+
+
+@intrinsic
+def _xxgemm(typingctx, transa, transb, m, n, k, a, a_at, lda, b, b_at, ldb, c, c_at, ldc):
+    """BLAS gemm, column-major: c[c_at:] (m x n, ld ldc) = op(a[a_at:]) @ op(b[b_at:]), through
+    the `numba_xxgemm` helper Numba's np.dot calls (SciPy's BLAS); transa/transb are 0 or 1,
+    positions are in elements. Unlike np.dot it takes leading dimensions, so a block of a matrix
+    is a pointer and a stride, never a copy."""
+    _nb_linalg.ensure_blas()  # SciPy's BLAS, whose functions numba_xxgemm calls
+    dtype = c.dtype
+    if not all(isinstance(x, types.Array) and x.dtype == dtype for x in (a, b, c)) or dtype not in (
+            types.float32, types.float64, types.complex64, types.complex128):
+        return None
+    sig = types.void(transa, transb, m, n, k, a, a_at, lda, b, b_at, ldb, c, c_at, ldc)
+
+    def codegen(context, builder, sig, args):
+        ta, tb, m_, n_, k_, av, a_at_, lda_, bv, b_at_, ldb_, cv, c_at_, ldc_ = args
+        intp = context.get_value_type(types.intp)
+        char = ir.IntType(8)
+        void_p = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.IntType(32), [char, char, char, intp, intp, intp, void_p, void_p, intp,
+                                                void_p, intp, void_p, void_p, intp])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
+
+        def data(arr, arrty, at):
+            ptr = context.make_array(arrty)(context, builder, arr).data
+            return builder.bitcast(builder.gep(ptr, [at]), void_p)
+
+        def flag(t):
+            is_t = builder.icmp_signed("!=", builder.sext(t, intp) if t.type.width < intp.width else t, ir.Constant(intp, 0))
+            return builder.select(is_t, ir.Constant(char, ord("t")), ir.Constant(char, ord("n")))
+
+        alpha = _nb_linalg.make_constant_slot(context, builder, dtype, 1.0)
+        beta = _nb_linalg.make_constant_slot(context, builder, dtype, 0.0)
+        res = builder.call(fn, (ir.Constant(char, ord(_nb_linalg.get_blas_kind(dtype))), flag(ta), flag(tb),
+                                m_, n_, k_, builder.bitcast(alpha, void_p), data(av, sig.args[5], a_at_), lda_,
+                                data(bv, sig.args[8], b_at_), ldb_, builder.bitcast(beta, void_p),
+                                data(cv, sig.args[11], c_at_), ldc_))
+        _nb_linalg.check_blas_return(context, builder, res)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@_kernel
+def _matmul_block(a3, b3, out, i, ta, tb, j, blocks, rows):
+    """Block `j` of `out[i] = op(a3[i]) @ op(b3[i])`, one BLAS call. Row-major C (M x N) is
+    column-major C^T = op(B)^T @ op(A)^T, so BLAS's "A" is our b and its "B" our a; a block of
+    rows of C is a block of columns of C^T, and a block of columns one of its rows."""
+    M, N = out.shape[1], out.shape[2]
+    K = a3.shape[1] if ta else a3.shape[2]
+    lo, hi = _block_edges(M if rows else N, blocks, j)
+    if hi <= lo:
+        return
+    a_at, b_at, c_at = i * a3.shape[1] * a3.shape[2], i * b3.shape[1] * b3.shape[2], i * M * N
+    lda, ldb = (M if ta else K), (K if tb else N)  # leading dims of op(A)^T and op(B)^T, column-major
+    if rows:
+        c_at += lo * N
+        a_at += lo if ta else lo * K
+        _xxgemm(tb, ta, N, hi - lo, K, b3, b_at, ldb, a3, a_at, lda, out, c_at, N)
+    else:
+        c_at += lo
+        b_at += lo * K if tb else lo
+        _xxgemm(tb, ta, hi - lo, M, K, b3, b_at, ldb, a3, a_at, lda, out, c_at, N)
+
+
+@_kernel
+def _operands(a, b, params):
+    a3 = np.ascontiguousarray(a).reshape((params[0], params[1], params[2]))
+    b3 = np.ascontiguousarray(b).reshape((params[3], params[4], params[5]))
+    return a3, b3, params[6] != 0, params[7] != 0
+
+
 @_entry_reading(0, 1)
 def matmul(a, b, out, params):
     """`out[i] = op(a3[i]) @ op(b3[i])` for each batch element `i` of the (B, M, N) array
-    `out`, through BLAS (`np.dot`, in place). `a` and `b` are any rank and layout; `params`
-    (int64) is (B, rows, cols) of `a` as a C-ordered stack of matrices, the same for `b`, then
-    whether each is used transposed (a matrix stored C-ordered as (cols, rows): np.dot gives BLAS
-    a transpose flag, nothing is copied). Operands that are not contiguous are copied first.
+    `out`, through BLAS, in place. `a` and `b` are any rank and layout; `params` (int64) is
+    (B, rows, cols) of `a` as a C-ordered stack of matrices, the same for `b`, then whether each
+    is used transposed (a matrix stored C-ordered as (cols, rows): BLAS gets a transpose flag,
+    nothing is copied). Operands that are not contiguous are copied first. A big product is cut
+    into blocks (`gemm_blocks`), each one single-threaded BLAS call.
 
     One compiled kernel per dtype, ranks and layouts for every program on the machine: each
     `np.dot` call site of a program used to compile Numba's dot implementation again, once per
     operand layout (~0.1 s each)."""
-    a3 = np.ascontiguousarray(a).reshape((params[0], params[1], params[2]))
-    b3 = np.ascontiguousarray(b).reshape((params[3], params[4], params[5]))
-    ta, tb = params[6] != 0, params[7] != 0
-    for i in range(out.shape[0]):
-        if ta and tb:
-            np.dot(a3[i].T, b3[i].T, out[i])
-        elif ta:
-            np.dot(a3[i].T, b3[i], out[i])
-        elif tb:
-            np.dot(a3[i], b3[i].T, out[i])
-        else:
-            np.dot(a3[i], b3[i], out[i])
+    a3, b3, ta, tb = _operands(a, b, params)
+    M, N = out.shape[1], out.shape[2]
+    if M == 0 or N == 0:
+        return
+    blocks, rows = gemm_blocks(M, N, a3.shape[1] if ta else a3.shape[2])
+    for t in range(out.shape[0] * blocks):
+        _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
+
+
+@_entry_reading(0, 1)
+def matmul_threads(a, b, out, params):
+    """`matmul` with its blocks on Numba's threads (the parallel build of a program calls it):
+    the same blocks and calls, so the same bits."""
+    _matmul_threads(a, b, out, params)
+
+
+@numba.njit(nogil=True, cache=True, parallel=True)
+def _matmul_threads(a, b, out, params):
+    a3, b3, ta, tb = _operands(a, b, params)
+    M, N = out.shape[1], out.shape[2]
+    if M == 0 or N == 0:
+        return
+    blocks, rows = gemm_blocks(M, N, a3.shape[1] if ta else a3.shape[2])
+    for t in numba.prange(out.shape[0] * blocks):
+        _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
 
 
 # --- data movement -------------------------------------------------------------------------

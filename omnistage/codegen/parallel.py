@@ -23,10 +23,16 @@ when Numba has one thread, when OMNISTAGE_PARALLEL=0, or when the only threading
 load is `workqueue` (not safe for concurrent calls from several Python threads; our functions
 release the GIL). Numba sizes its pool from the CPUs this process may run on (sched_getaffinity),
 so the pool does not oversubscribe the machine, and its threads never run while OpenBLAS's do:
-BLAS is called only outside parallel loops (`_kn.matmul` calls are never inside one).
+BLAS is called only outside parallel loops (`_kn.matmul` calls are never inside one), with one
+OpenBLAS thread (blas_threads.py). A parallel build runs a big product's blocks on Numba's
+threads instead (`_kn.matmul_threads`: kernels.gemm_blocks cuts it by shape, each block one
+single-threaded BLAS call, so the serial and parallel builds give the same bits): 1.7-2x on two
+cores for the examples' 32..1024 x 784..1024 products. A program threaded only there ("blas",
+`threaded()`) has one build; its serial calls run it with Numba's thread count set to one.
 
-A process runs a parallel program's serial build first, and tries the parallel one once its
-calls have taken TIER_UP_S (about what compiling the parallel build, or loading Numba for a
+A process runs a parallel program's serial build first, and tries the parallel one (compiled
+in a background thread, calls running serial meanwhile, so a compile of seconds never lands in
+a call) once its calls have taken TIER_UP_S (about what compiling the parallel build, or loading Numba for a
 process that runs the ahead-of-time library, costs): the rent-or-buy rule, so a program called a
 few times never pays for a parallel compile (~250 ms more than the serial one for selu), and one
 called a lot pays at most about twice what it would have paid had it known from the start.
@@ -132,7 +138,10 @@ class BuildChoice:
         "resample": (False, 1),
     }
 
-    def __init__(self):
+    def __init__(self, tier_up_s=None):
+        # tier_up_s: the rent phase's length; a program whose parallel build needs no compile
+        # of its own (threads only in its products' BLAS blocks) rents only long enough for a mean
+        self._tier_up_s = tier_up_s  # None: TIER_UP_S, read when the rent is checked
         self._lock = threading.Lock()
         self.serial_mean = None  # seconds a serial call takes, from the last rent/resample phase
         self.trial_mean = None  # the last trial's mean call
@@ -141,7 +150,10 @@ class BuildChoice:
         self._wait = 0.0  # seconds of calls the `serial`/`parallel` phase lasts
         self._check_s = 0.0  # seconds the last resample and trial took
         self._first = None  # the first serial call's time: the serial mean when it is the only one
-        self._enter("rent" if TIER_UP_S >= 0 else "trial")  # TIER_UP_S < 0: parallel from the first call
+        self._enter("rent" if self._rent_s() >= 0 else "trial")  # < 0: parallel from the first call
+
+    def _rent_s(self):
+        return TIER_UP_S if self._tier_up_s is None else self._tier_up_s
 
     def _enter(self, phase):
         # the build first: a call still running on the old one is then dropped by `record`
@@ -176,7 +188,7 @@ class BuildChoice:
 
     def _done(self, phase):
         if phase == "rent":
-            return self._spent > TIER_UP_S
+            return self._spent > self._rent_s()
         total, count = self._sum, self._count
         if self.parallel and self.serial_mean and total > CLEAR_LOSS * self.serial_mean * max(count, 1):
             return True  # a clear loss: more calls would only cost more
@@ -226,6 +238,33 @@ _WRITES_ARGUMENTS = re.compile(r"\bnp\.dot\(|\b_kn\.|\.sort\(|\.fill\(")
 
 
 _ENABLED = None
+
+
+def threaded(source):
+    """How an emitted module uses Numba's threads: "loops" (parallel loops: the program also
+    gets a serial build, compiled first), "blas" (only products whose BLAS blocks run on the
+    threads: one build, its serial calls run with one thread, `one_thread()`), or None."""
+    if "numba.prange(" in source:
+        return "loops"
+    if "_kn.matmul_threads(" in source:
+        return "blas"
+    return None
+
+
+class one_thread:
+    """Run a call of a "blas" program serially: Numba's thread count for this thread set to one
+    for the call (the blocks and their BLAS calls are the same, so are the bits). ~2 us."""
+
+    def __enter__(self):
+        import numba
+
+        self._n = numba.get_num_threads()
+        numba.set_num_threads(1)
+
+    def __exit__(self, *exc):
+        import numba
+
+        numba.set_num_threads(self._n)
 
 
 def enabled():

@@ -232,6 +232,36 @@ def test_a_process_runs_the_serial_build_until_its_calls_have_cost_enough(monkey
     results = [np.asarray(compiled(x)) for _ in range(3)]
     assert not ex._tier.parallel and not ex._parallel_fn.overloads and "parallel" not in ex._fn.targetoptions
     monkeypatch.setattr(parallel, "TIER_UP_S", 0.0)
-    results += [np.asarray(compiled(x)) for _ in range(2)]  # the first of these ends the rent
+    results += [np.asarray(compiled(x)) for _ in range(2)]  # the first ends the rent, the second starts the compile
+    assert not ex._parallel_ready or ex.tier_up_thread is not None
+    ex.tier_up_thread.join()  # the parallel build compiles in the background, calls running serial meanwhile
+    results.append(np.asarray(compiled(x)))
     assert ex._tier.parallel and ex._parallel_fn.overloads and "parallel" in ex._parallel_fn.targetoptions  # (Numba empties the dict)
+    assert all(r.tobytes() == results[0].tobytes() for r in results)
+
+
+def test_calls_run_serial_while_the_parallel_build_compiles_in_the_background(monkeypatch):
+    import threading
+
+    from omnistage.codegen import executable
+
+    monkeypatch.setattr(parallel, "_ENABLED", True)
+    x = np.random.default_rng(5).standard_normal(3 << 17).astype(np.float32)
+    compiled = omnistage.jit(lambda x: selu(x) * 0.5, backend="cpu").lower(x).compile()
+    ex = compiled.executable
+    assert "numba.prange(" in compiled.as_text()
+    release, numba_compile = threading.Event(), executable._compile_once
+
+    def held(dispatcher, signature, pause_gc=True):
+        release.wait(60)  # the parallel build's compile, held until the calls below are done
+        return numba_compile(dispatcher, signature, pause_gc)
+
+    monkeypatch.setattr(executable, "_compile_once", held)
+    monkeypatch.setattr(parallel, "TIER_UP_S", 0.0)
+    results = [np.asarray(compiled(x)) for _ in range(6)]  # rent ends at once; the compile starts and waits
+    assert ex._tier.parallel and not ex._parallel_ready and ex.tier_up_thread.is_alive()
+    release.set()
+    ex.tier_up_thread.join()
+    assert ex._parallel_ready
+    results += [np.asarray(compiled(x)) for _ in range(2)]
     assert all(r.tobytes() == results[0].tobytes() for r in results)

@@ -1,0 +1,84 @@
+"""`_kn.matmul` cuts a big product into blocks, each one BLAS call with leading dimensions (no
+copies), and `_kn.matmul_threads` runs the same blocks on Numba's threads: every transpose
+combination and batch agrees with NumPy, and the two kernels agree bit for bit."""
+import itertools
+
+import numpy as np
+import pytest
+
+import omnistage
+import omnistage.numpy as jnp
+from omnistage.codegen import kernels as kn
+from omnistage.codegen import parallel
+
+SHAPES = [(1, 5, 7, 3), (2, 130, 300, 90), (1, 200, 160, 300), (1, 1, 4096, 1024), (3, 1000, 50, 3)]
+
+
+def _operands(rng, B, M, K, N, ta, tb, dtype):
+    A = rng.standard_normal((B, M, K))
+    Bm = rng.standard_normal((B, K, N))
+    if np.dtype(dtype).kind == "c":
+        A, Bm = A + 1j * rng.standard_normal(A.shape), Bm + 1j * rng.standard_normal(Bm.shape)
+    A, Bm = A.astype(dtype), Bm.astype(dtype)
+    a = np.ascontiguousarray(A.transpose(0, 2, 1)) if ta else A
+    b = np.ascontiguousarray(Bm.transpose(0, 2, 1)) if tb else Bm
+    return A, Bm, a, b, np.array(list(a.shape) + list(b.shape) + [ta, tb], np.int64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_blocks_agree_with_numpy_and_threads_with_serial_bit_for_bit(dtype):
+    rng = np.random.default_rng(0)
+    for (B, M, K, N), ta, tb in itertools.product(SHAPES, (0, 1), (0, 1)):
+        A, Bm, a, b, params = _operands(rng, B, M, K, N, ta, tb, dtype)
+        serial, threaded = np.full((B, M, N), np.nan, dtype), np.full((B, M, N), np.nan, dtype)
+        kn.matmul(a, b, serial, params)
+        kn.matmul_threads(a, b, threaded, params)
+        wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+        ref = A.astype(wide) @ Bm.astype(wide)
+        tol = 1e-12 if dtype == np.float64 else 2e-5
+        assert np.abs(serial - ref).max() <= tol * np.abs(ref).max(), ((B, M, K, N), ta, tb)
+        assert np.array_equal(serial, threaded), ((B, M, K, N), ta, tb)
+
+
+def test_block_rule_is_by_shape():
+    assert kn.gemm_blocks(8, 8, 8) == (1, True)  # small: one call
+    blocks, rows = kn.gemm_blocks(128, 1024, 784)
+    assert (blocks, rows) == (4, False)  # the wider side is cut
+    assert kn.gemm_blocks(784, 512, 32) == (4, True)
+    # block edges are aligned and cover the extent exactly once
+    for extent, blocks in ((1024, 4), (130, 2), (1000, 4), (70, 1)):
+        edges = [kn._block_edges(extent, blocks, j) for j in range(blocks)]
+        assert edges[0][0] == 0 and edges[-1][1] == extent
+        assert all(hi == lo2 for (_, hi), (lo2, _) in zip(edges, edges[1:]))
+        assert all(lo % kn.GEMM_BLOCK_ALIGN == 0 for lo, _ in edges)
+
+
+def test_a_parallel_build_calls_the_threaded_kernel_and_the_serial_build_the_other():
+    from omnistage.codegen.emit_cpu import emit_module
+
+    x = np.random.RandomState(0).rand(128, 784).astype(np.float32)
+    w = np.random.RandomState(1).rand(784, 1024).astype(np.float32)
+    lowered = omnistage.jit(lambda x, w: jnp.tanh(x @ w)).lower(x, w)
+    program = lowered.compile().executable.program
+    serial, _ = emit_module(program, threads=False)
+    assert "_kn.matmul(" in serial and "_kn.matmul_threads(" not in serial
+    if parallel.enabled():
+        threaded, _ = emit_module(program, threads=True)
+        assert "_kn.matmul_threads(" in threaded and parallel.threaded(threaded)
+
+
+def test_a_program_threaded_only_in_its_products_has_one_build_and_the_same_bits_either_way(monkeypatch):
+    monkeypatch.setattr(parallel, "_ENABLED", True)
+    rng = np.random.RandomState(3)
+    x, w = rng.rand(96, 700).astype(np.float32), rng.rand(700, 530).astype(np.float32)
+    scale = float(rng.randint(2, 1000))  # a program no earlier run cached
+    compiled = omnistage.jit(lambda x, w: jnp.tanh(x @ w / scale), backend="cpu").lower(x, w).compile()
+    ex = compiled.executable
+    assert parallel.threaded(compiled.as_text()) == "blas"
+    assert ex._parallel_fn is ex._fn and ex._one_thread_serial and not ex._tier.parallel
+    serial = np.asarray(compiled(x, w))  # the rent phase: one thread
+    ex._tier._enter("trial")
+    threaded = np.asarray(compiled(x, w))  # all of Numba's threads
+    assert np.array_equal(serial, threaded)
+    np.testing.assert_allclose(serial, np.tanh(x.astype(np.float64) @ w / scale), rtol=2e-5, atol=2e-6)
+    assert len(ex._fn.overloads) == 1  # nothing else was compiled for the serial calls
