@@ -70,7 +70,8 @@ class NumbaProgram:
             self.serial_module = disk_cache.load_module(serial, owner=self)
             if threads == "blas":
                 self._parallel_fn, self._parallel_ready = self._fn, True
-                self._tier, self._one_thread_serial = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S), True
+                if serial_first:  # else a library's BuildChoice already stands for the serial build
+                    self._tier, self._one_thread_serial = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S), True
             elif serial_first:
                 self._parallel_fn, self._fn = self._fn, getattr(self.serial_module, self.fn_name)
                 self._tier, self._parallel_ready = parallel.BuildChoice(), False
