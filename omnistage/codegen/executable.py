@@ -1,6 +1,7 @@
 """Executables that run a Program: the Numba-compiled module, with the NumPy interpreter as
 the fallback for programs holding a primitive the code generator cannot lower yet."""
 import contextlib
+import sys
 import threading
 import time
 import warnings
@@ -123,7 +124,9 @@ class NumbaProgram:
         tier, fn, start = self._tier, self._fn, None  # read once: other threads may change them
         if tier is not None:
             on_parallel = tier.parallel
-            if on_parallel:
+            if on_parallel and _builder_busy():  # serial, not credited to a build, until it is done
+                on_parallel = False
+            elif on_parallel:
                 if self._parallel_ready:
                     fn = self._parallel_fn
                 else:  # compiling in the background: this call runs serial, and is not credited to a build
@@ -201,6 +204,12 @@ def kernel_signature(program):
     ins = [numba_type(a.shape, np.float32 if n else a.dtype) for a, n in zip(program.in_avals, narrow_in)]
     consts = [narrow_floats.wide(c) for c in program.consts.values()]
     return tuple(ins + [numba_type(np.shape(c), np.asarray(c).dtype) for c in consts])
+
+
+def _builder_busy():
+    """Whether this process's ahead-of-time library builder is compiling (aot.building())."""
+    aot = sys.modules.get("omnistage.codegen.aot")  # not imported: no builder was started
+    return aot is not None and aot.building()
 
 
 def _compile_once(dispatcher, signature, pause_gc=True):
