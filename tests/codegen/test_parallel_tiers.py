@@ -176,6 +176,9 @@ def _program(x, enabled, monkeypatch):
 
 
 def test_threads_calling_a_program_whose_build_switches_get_the_serial_bits(monkeypatch):
+    from omnistage.codegen import executable
+
+    monkeypatch.setattr(executable, "_builder_busy", lambda: False)  # a library builder left by another test
     monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", 1)
     _quick_switching(monkeypatch)
     x = np.random.default_rng(0).standard_normal((64, 257)).astype(np.float32)
