@@ -60,21 +60,20 @@ class NumbaProgram:
         self.module = disk_cache.load_module(self.source, owner=self)  # freed after its last owner
         self._fn = getattr(self.module, self.fn_name)
         self._tier = None  # a parallel program's choice of build: parallel.BuildChoice
-        self.serial_module = self.module  # what a native library is built from (aot.py)
+        self._serial_module = self.module  # see serial_module
         self.tier_up_thread = None  # the background compile of the parallel build, once started
         self._one_thread_serial = False  # a "blas" program: its serial calls are its own, on one thread
         threads = parallel.threaded(self.source)
-        if threads:
-            # the serial build: compiled here for parallel loops; for threaded products only the
-            # ahead-of-time library is built from it (a library cannot start Numba's threads)
+        if threads == "blas":
+            self._serial_module = None  # emitted only if a library is built
+            self._parallel_fn, self._parallel_ready = self._fn, True
+            if serial_first:  # else a library's BuildChoice already stands for the serial build
+                self._tier, self._one_thread_serial = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S), True
+        elif threads:
             serial, _ = emit_module(program, vmath_lookup(), threads=False)
-            self.serial_module = disk_cache.load_module(serial, owner=self)
-            if threads == "blas":
-                self._parallel_fn, self._parallel_ready = self._fn, True
-                if serial_first:  # else a library's BuildChoice already stands for the serial build
-                    self._tier, self._one_thread_serial = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S), True
-            elif serial_first:
-                self._parallel_fn, self._fn = self._fn, getattr(self.serial_module, self.fn_name)
+            self._serial_module = disk_cache.load_module(serial, owner=self)
+            if serial_first:
+                self._parallel_fn, self._fn = self._fn, getattr(self._serial_module, self.fn_name)
                 self._tier, self._parallel_ready = parallel.BuildChoice(), False
         # float16/bfloat16 inputs, outputs and constants are float32 in compiled code (narrow_floats)
         narrow_in, self._narrow_out = narrow_floats.narrow_boundary(program)
@@ -122,6 +121,7 @@ class NumbaProgram:
             for i in self._widen_in:
                 args[i] = np.float32(args[i]) if self._scalar_in[i] else _widened(args[i])
         tier, fn, start = self._tier, self._fn, None  # read once: other threads may change them
+        one_thread = False
         if tier is not None:
             on_parallel = tier.parallel
             if on_parallel and _builder_busy():  # serial, not credited to a build, until it is done
@@ -132,13 +132,14 @@ class NumbaProgram:
                 else:  # compiling in the background: this call runs serial, and is not credited to a build
                     self._tier_up()
                     on_parallel = False
+            one_thread = self._one_thread_serial and not on_parallel
             start = tier.start()  # after the compile: it is not the build's running cost
         for i in self._arrays_in:
             if not args[i].flags.c_contiguous:  # jnp.zeros' stride 0, a view: copied (~90 ns a check)
                 args = _c_ordered(args, self._arrays_in)
                 break
         try:
-            if self._one_thread_serial and not on_parallel:
+            if one_thread:
                 with parallel.one_thread():
                     out = fn(*args, *self._consts)
             else:
@@ -185,6 +186,17 @@ class NumbaProgram:
             self._tier = None
             return
         self._parallel_ready = True
+
+    @property
+    def serial_module(self):
+        """The build without threads: what a native library is built from (aot.py). A program
+        threaded only in its products (one build) emits it when the library builder first asks."""
+        if self._serial_module is None:
+            from .emit_cpu import emit_module
+
+            serial, _ = emit_module(self.program, vmath_lookup(), threads=False)
+            self._serial_module = disk_cache.load_module(serial, owner=self)
+        return self._serial_module
 
     def as_text(self):
         return self.source

@@ -131,10 +131,16 @@ def _matmul_block(a3, b3, out, i, ta, tb, j, blocks, rows):
 
 
 @_kernel
-def _operands(a, b, params):
+def _blocked(a, b, out, params):
+    """(a3, b3, ta, tb, blocks, rows, tasks) of `matmul`'s product: the operands as stacks of
+    matrices, their transpose flags, how each product is cut (`gemm_blocks`), and the number of
+    BLAS calls, batch x blocks (0 for an empty result)."""
     a3 = np.ascontiguousarray(a).reshape((params[0], params[1], params[2]))
     b3 = np.ascontiguousarray(b).reshape((params[3], params[4], params[5]))
-    return a3, b3, params[6] != 0, params[7] != 0
+    ta, tb = params[6] != 0, params[7] != 0
+    M, N = out.shape[1], out.shape[2]
+    blocks, rows = gemm_blocks(M, N, a3.shape[1] if ta else a3.shape[2])
+    return a3, b3, ta, tb, blocks, rows, (out.shape[0] * blocks if M and N else 0)
 
 
 @_entry_reading(0, 1)
@@ -149,12 +155,8 @@ def matmul(a, b, out, params):
     One compiled kernel per dtype, ranks and layouts for every program on the machine: each
     `np.dot` call site of a program used to compile Numba's dot implementation again, once per
     operand layout (~0.1 s each)."""
-    a3, b3, ta, tb = _operands(a, b, params)
-    M, N = out.shape[1], out.shape[2]
-    if M == 0 or N == 0:
-        return
-    blocks, rows = gemm_blocks(M, N, a3.shape[1] if ta else a3.shape[2])
-    for t in range(out.shape[0] * blocks):
+    a3, b3, ta, tb, blocks, rows, tasks = _blocked(a, b, out, params)
+    for t in range(tasks):
         _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
 
 
@@ -167,12 +169,8 @@ def matmul_threads(a, b, out, params):
 
 @numba.njit(nogil=True, cache=True, parallel=True)
 def _matmul_threads(a, b, out, params):
-    a3, b3, ta, tb = _operands(a, b, params)
-    M, N = out.shape[1], out.shape[2]
-    if M == 0 or N == 0:
-        return
-    blocks, rows = gemm_blocks(M, N, a3.shape[1] if ta else a3.shape[2])
-    for t in numba.prange(out.shape[0] * blocks):
+    a3, b3, ta, tb, blocks, rows, tasks = _blocked(a, b, out, params)
+    for t in numba.prange(tasks):
         _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
 
 

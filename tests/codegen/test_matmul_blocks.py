@@ -20,8 +20,10 @@ def _operands(rng, B, M, K, N, ta, tb, dtype):
     if np.dtype(dtype).kind == "c":
         A, Bm = A + 1j * rng.standard_normal(A.shape), Bm + 1j * rng.standard_normal(Bm.shape)
     A, Bm = A.astype(dtype), Bm.astype(dtype)
-    a = np.ascontiguousarray(A.transpose(0, 2, 1)) if ta else A
-    b = np.ascontiguousarray(Bm.transpose(0, 2, 1)) if tb else Bm
+    a = np.ascontiguousarray(A.transpose(0, 2, 1)) if ta else A.copy()
+    b = np.ascontiguousarray(Bm.transpose(0, 2, 1)) if tb else Bm.copy()
+    for x in (a, b):  # as generated code passes them: the kernels type their operands read-only
+        x.setflags(write=False)
     return A, Bm, a, b, np.array(list(a.shape) + list(b.shape) + [ta, tb], np.int64)
 
 
