@@ -7,6 +7,7 @@ Compiled kernels do not go through this module: they call the MPI library direct
 """
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -25,6 +26,8 @@ def import_mpi4py():
         raise ImportError(f"{EXTRA_HINT} ({e})") from e
     return MPI
 
+
+ABORT_DRAIN_S = 0.5  # time for mpiexec to forward the last output before MPI_Abort
 
 # per dtype, what mpi4py reduces it with (float16/bfloat16 travel as float32)
 _WIDE = {"float16": np.float32, "bfloat16": np.float32}
@@ -82,6 +85,9 @@ class AbortOnError:
             sys.stderr.write(f"omnistage.distributed: process {self.rank} failed; aborting the MPI job\n")
             sys.stderr.flush()
             sys.stdout.flush()
+            # mpiexec forwards our pipes asynchronously and drops what it has not read when the
+            # abort kills the job: CI once got only the traceback's first line.
+            time.sleep(ABORT_DRAIN_S)
         finally:
             self.MPI.COMM_WORLD.Abort(1)
 
