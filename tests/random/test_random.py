@@ -261,6 +261,55 @@ def test_fma_float32_rounds_once(a, b, c):
     assert got == best
 
 
+def _correctly_rounded_f32(a, b, c):
+    """fma's float32 answer from exact rationals: nearest of three neighbours, ties to even."""
+    f = fractions.Fraction
+    out = []
+    for x, y, z in zip(a.ravel(), b.ravel(), c.ravel()):
+        exact = f(float(x)) * f(float(y)) + f(float(z))
+        if exact == 0:  # IEEE's sign of an exact zero: what float64 arithmetic gives
+            out.append(np.float32(np.float64(x) * np.float64(y) + np.float64(z)))
+            continue
+        near = np.float32(float(exact))
+        lo, hi = np.nextafter(near, np.float32(-np.inf)), np.nextafter(near, np.float32(np.inf))
+        out.append(min((near, lo, hi), key=lambda v: (abs(f(float(v)) - exact), int(np.asarray(v).view(np.int32)) & 1)))
+    return np.array(out, np.float32).reshape(a.shape)
+
+
+def test_fma_float32_arrays_round_once_where_float64_rounding_twice_would_not():
+    """Eager float32 fma adds in float64 and redoes only the values a second rounding could
+    get wrong: sums halfway between two float32 values, and float32's subnormal range."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    small_ints = lambda: rng.integers(1, 1 << 12, n).astype(np.float32)  # noqa: E731 - exact products
+    odd = lambda lo, hi: (rng.integers(lo, hi, n) | 1).astype(np.float32)  # noqa: E731
+    cases = [
+        # a * b an odd 25-bit integer (halfway between two float32 values) plus a c far below
+        # float64's precision there: float64 rounds the sum onto the halfway point, and a second
+        # rounding to even goes the wrong way in about half of these
+        (odd(4097, 8192), odd(2049, 4096), (rng.choice([-1, 1], n) * 2.0 ** rng.integers(-60, -40, n)).astype(np.float32)),
+        # c = (integer + 1/2) * 2**k: sums exactly halfway, where rounding to even is right
+        (small_ints(), small_ints(), ((rng.integers(1, 1 << 24, n) + 0.5) * 2.0 ** rng.integers(-30, -1, n)).astype(np.float32)),
+        # the same in float32's subnormal range, where the halfway points are odd multiples of
+        # 2**-150: a * b = 2**-150 * (1 - j**2 * 2**-46), plus c = k * 2**-149
+        (np.float32(2.0 ** -75) * (1 + np.arange(1, n + 1) % 100 * np.float32(2.0 ** -23)),
+         np.float32(2.0 ** -75) * (1 - np.arange(1, n + 1) % 100 * np.float32(2.0 ** -23)),
+         (rng.integers(1, 1 << 20, n) * 2.0 ** -149).astype(np.float32)),
+        # products and sums in float32's subnormal range
+        tuple((rng.standard_normal(n) * 2.0 ** rng.integers(lo, hi, n)).astype(np.float32)
+              for lo, hi in ((-70, -30), (-70, -30), (-140, -120))),
+        tuple(rng.standard_normal(n).astype(np.float32) for _ in range(3)),
+    ]
+    for a, b, c in cases:
+        got = np.asarray(fma(a, b, c))
+        assert np.array_equal(got.view(np.int32), _correctly_rounded_f32(a, b, c).view(np.int32))
+    # scalars broadcast, a rank-0 result, and an exact -0.0
+    grid = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(np.asarray(fma(np.float32(2), grid, np.float32(1))), 2 * grid + 1)
+    assert np.asarray(fma(np.float32(-0.0), np.float32(1), np.float32(-0.0))).view(np.int32) == np.float32(-0.0).view(np.int32)
+    assert np.isnan(np.asarray(fma(np.float32(np.inf), np.float32(0), np.float32(1))))
+
+
 # exactness is promised while a * b stays clear of the subnormal range (see _fma)
 finite64 = st.floats(-1e6, 1e6).filter(lambda v: v == 0 or abs(v) > 1e-100)
 
