@@ -63,7 +63,7 @@ import warnings
 
 import numpy as np
 
-from . import aot_trust, cache_integrity, disk_cache, mpi_handles, narrow_floats, parallel
+from . import aot_trust, blas_table, blas_threads, cache_integrity, disk_cache, mpi_handles, narrow_floats, parallel
 
 FORMAT = 1
 SYMBOL = "omnistage_aot_main"
@@ -293,6 +293,8 @@ _RUNTIME_SYMBOLS = frozenset({
 _FORBIDDEN_PREFIXES = ("numba_", "NRT_", "_ZN", "rf_")
 _PYTHON_API_PREFIXES = ("Py", "_Py")
 
+_TABLES = (mpi_handles, blas_table)  # process-wide tables compiled code reads by symbol
+
 _lock = threading.Lock()
 _builder = None  # this process's builder (a subprocess.Popen), started on first use
 _requested = set()  # program keys queued on it
@@ -439,8 +441,11 @@ def load(program):
         # CDLL releases the GIL during the call; PyDLL keeps it, for error paths using the C API
         loader = ctypes.PyDLL if record.get("python_api", True) else ctypes.CDLL
         lib = loader(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
-        if record.get("mpi_handles"):  # the library's copy of the MPI handle table follows ours
-            mpi_handles.mirror(ctypes.addressof(ctypes.c_int64.in_dll(lib, mpi_handles.SYMBOL)))
+        for table in _TABLES:  # the library's copies of the process's tables follow them
+            if record.get(table.__name__.rsplit(".", 1)[-1]):
+                table.mirror(ctypes.addressof(ctypes.c_int64.in_dll(lib, table.SYMBOL)))
+        if record.get("blas_table"):
+            blas_threads.configure(parallel.likely_enabled())  # as the Numba path does when it emits a product
         return AotProgram(program, lib, record)
     except (OSError, AttributeError, KeyError, TypeError, ValueError):
         return None
@@ -762,14 +767,14 @@ def build(request, work):
     module = disk_cache._execute(request["module"], disk_cache._with_header(source), None, None)
     ins, outs = request["signature"]
     cres = _compile_entry(getattr(module, request["entry"]), ins)
-    obj, python_api, mpi = _object_code(cres, ins, outs)
+    obj, python_api, tables = _object_code(cres, ins, outs)
     lib_path = _link(obj, work, request["key"])
     name = f"{request['module']}-{hashlib.sha256(repr((FORMAT, ins, outs)).encode()).hexdigest()[:16]}.so"
     published = _publish_library(lib_path, name)
     return {
         "format": FORMAT, "key": request["key"], "module": request["module"], "library": name,
         "sha256": _file_sha256(published), "toolchain": disk_cache.toolchain_fingerprint(),
-        "python_api": python_api, "parallel": bool(request.get("parallel")), "mpi_handles": mpi,
+        "python_api": python_api, "parallel": bool(request.get("parallel")), **tables,
     }
 
 
@@ -866,18 +871,19 @@ def _object_code(cres, ins, outs):
     ctx = cres.target_context  # the compile's context: NRT enabled
     module = cres.library._final_module.clone()
     module.link_in(ll.parse_assembly(str(_wrapper_ir(ctx, cres, ins, outs))))
-    # a multi-process program reads the MPI handle table (codegen.mpi_handles), which the JIT
-    # finds in LLVM's symbol table: the library defines its own, exported, and the process that
-    # loads it keeps it filled (`load`)
-    mpi = any(g.name == mpi_handles.SYMBOL for g in module.global_variables)
-    if mpi:
-        module.link_in(ll.parse_assembly(
-            f"@{mpi_handles.SYMBOL} = global [{mpi_handles.LENGTH} x i64] zeroinitializer"))
+    # tables the JIT finds in LLVM's symbol table (the MPI handles of a multi-process program,
+    # the BLAS functions of a product): the library defines its own, exported, and the process
+    # that loads it keeps them filled (`load`)
+    referenced = {g.name for g in module.global_variables}
+    tables = [t for t in _TABLES if t.SYMBOL in referenced]
+    for table in tables:
+        module.link_in(ll.parse_assembly(f"@{table.SYMBOL} = global [{table.LENGTH} x i64] zeroinitializer"))
+    exported = {t.SYMBOL for t in tables}
     for fn in module.functions:  # only the wrapper stays visible; the rest is reachable or dead
         if not fn.is_declaration and fn.name != SYMBOL:
             fn.linkage = "internal"
     for gv in module.global_variables:
-        if not gv.is_declaration and gv.name != mpi_handles.SYMBOL:
+        if not gv.is_declaration and gv.name not in exported:
             gv.linkage = "internal"
     codegen = cres.library.codegen
     tm = ll.Target.from_triple(ll.get_process_triple()).create_target_machine(
@@ -891,7 +897,7 @@ def _object_code(cres, ins, outs):
     pm.add_strip_dead_prototype_pass()
     pm.run(module, ll.create_pass_builder(tm, ll.create_pipeline_tuning_options()))
     python_api = _check_externals(module)
-    return tm.emit_object(module), python_api, mpi
+    return tm.emit_object(module), python_api, {t.__name__.rsplit(".", 1)[-1]: True for t in tables}
 
 
 def _check_externals(module):

@@ -1,5 +1,5 @@
-"""How many threads the BLAS library of compiled code uses: SciPy's bundled OpenBLAS, which
-Numba's `np.dot` calls through `scipy.linalg.cython_blas`. Set once per process, when the first
+"""How many threads the BLAS library of compiled code uses: SciPy's bundled OpenBLAS, whose
+gemm compiled products call (blas_table). Set once per process, when the first
 program that calls BLAS is emitted (`configure`), through OpenBLAS's own
 `openblas_set_num_threads` on the library already loaded (as threadpoolctl does).
 
@@ -23,6 +23,8 @@ Libraries other than OpenBLAS (MKL, Accelerate builds of SciPy) are left alone.
 import ctypes
 import os
 import warnings
+
+from . import blas_table
 
 ENV = "OMNISTAGE_BLAS_THREADS"
 USER_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
@@ -54,14 +56,15 @@ def wanted_threads(environ=os.environ, parallel_loops=None):
     return 1 if parallel_loops else None
 
 
-def configure():
+def configure(parallel_loops=None):
     """Apply the rule to the loaded SciPy OpenBLAS, once per process; returns the count set
-    (None when nothing was changed)."""
+    (None when nothing was changed). `parallel_loops`: rule 3's answer, when the caller knows it
+    without Numba (aot's libraries)."""
     global _configured
     if _configured:
         return None
     _configured = True
-    n = wanted_threads()
+    n = wanted_threads(parallel_loops=parallel_loops)
     if n is None:
         return None
     setter = _function(_SETTERS)
@@ -91,28 +94,6 @@ def _function(names):
 
 
 def _libraries():
-    """ctypes handles of the OpenBLAS libraries `scipy.linalg.cython_blas` loaded."""
-    try:
-        import scipy.linalg.cython_blas  # noqa: F401 - loads the library Numba calls
-    except ImportError:
-        return []
-    import scipy
-
-    libs_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(scipy.__file__))), "scipy.libs")
-    paths = []
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.rstrip("\n").split(" ")[-1]
-                if "openblas" in os.path.basename(path) and os.path.dirname(path) == libs_dir and path not in paths:
-                    paths.append(path)
-    except OSError:  # not Linux: look in the wheel's library folder
-        if os.path.isdir(libs_dir):
-            paths = [os.path.join(libs_dir, f) for f in sorted(os.listdir(libs_dir)) if "openblas" in f]
-    handles = []
-    for path in paths:
-        try:
-            handles.append(ctypes.CDLL(path))
-        except OSError:
-            continue
-    return handles
+    """ctypes handles of the OpenBLAS libraries bundled with SciPy: the BLAS compiled products
+    call (blas_table), found without importing `scipy.linalg`."""
+    return blas_table.libraries()

@@ -15,13 +15,17 @@ imports this module, lazily.
 """
 import numba
 import numpy as np
+from llvmlite import binding as llvm
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 from numba.np import linalg as _nb_linalg
 
-from . import kernel_calls
+from . import blas_table, kernel_calls
+
+llvm.add_symbol(blas_table.SYMBOL, blas_table.address())
+blas_table.fill()  # before any product runs: cached machine code reads the table without typing
 
 _kernel = numba.njit(nogil=True, cache=True)
 
@@ -66,43 +70,68 @@ def _block_edges(extent, blocks, j):
     return min(extent, j * step), min(extent, (j + 1) * step)
 
 
+_I8, _I32, _I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+_VOID_P = _I8.as_pointer()
+# Fortran gemm: (transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), all by reference
+_GEMM_T = ir.FunctionType(ir.VoidType(), [_VOID_P, _VOID_P, _I32.as_pointer(), _I32.as_pointer(), _I32.as_pointer(),
+                                          _VOID_P, _VOID_P, _I32.as_pointer(), _VOID_P, _I32.as_pointer(),
+                                          _VOID_P, _VOID_P, _I32.as_pointer()])
+_GEMM_SLOT = {types.float32: 0, types.float64: 1, types.complex64: 2, types.complex128: 3}  # blas_table.KINDS
+
+
+def _gemm_table(builder):
+    """The BLAS table: an external global, resolved at load time to `blas_table.table`."""
+    gv = builder.module.globals.get(blas_table.SYMBOL)
+    if gv is None:
+        gv = ir.GlobalVariable(builder.module, ir.ArrayType(_I64, blas_table.LENGTH), blas_table.SYMBOL)
+        gv.linkage = "external"
+    return gv
+
+
 @intrinsic
 def _xxgemm(typingctx, transa, transb, m, n, k, a, a_at, lda, b, b_at, ldb, c, c_at, ldc):
-    """BLAS gemm, column-major: c[c_at:] (m x n, ld ldc) = op(a[a_at:]) @ op(b[b_at:]), through
-    the `numba_xxgemm` helper Numba's np.dot calls (SciPy's BLAS); transa/transb are 0 or 1,
-    positions are in elements. Unlike np.dot it takes leading dimensions, so a block of a matrix
-    is a pointer and a stride, never a copy."""
-    _nb_linalg.ensure_blas()  # SciPy's BLAS, whose functions numba_xxgemm calls
+    """BLAS gemm, column-major: c[c_at:] (m x n, ld ldc) = op(a[a_at:]) @ op(b[b_at:]), calling
+    the Fortran gemm that Numba's np.dot reaches (SciPy's BLAS) through `blas_table`;
+    transa/transb are 0 or 1, positions are in elements. Unlike np.dot it takes leading
+    dimensions, so a block of a matrix is a pointer and a stride, never a copy."""
     dtype = c.dtype
-    if not all(isinstance(x, types.Array) and x.dtype == dtype for x in (a, b, c)) or dtype not in (
-            types.float32, types.float64, types.complex64, types.complex128):
+    if not all(isinstance(x, types.Array) and x.dtype == dtype for x in (a, b, c)) or dtype not in _GEMM_SLOT:
         return None
+    if not blas_table.fill():
+        raise numba.core.errors.TypingError("no BLAS found: omnistage multiplies matrices with SciPy's "
+                                            "(pip install scipy)")
     sig = types.void(transa, transb, m, n, k, a, a_at, lda, b, b_at, ldb, c, c_at, ldc)
 
     def codegen(context, builder, sig, args):
         ta, tb, m_, n_, k_, av, a_at_, lda_, bv, b_at_, ldb_, cv, c_at_, ldc_ = args
         intp = context.get_value_type(types.intp)
-        char = ir.IntType(8)
-        void_p = ir.IntType(8).as_pointer()
-        fnty = ir.FunctionType(ir.IntType(32), [char, char, char, intp, intp, intp, void_p, void_p, intp,
-                                                void_p, intp, void_p, void_p, intp])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
 
         def data(arr, arrty, at):
             ptr = context.make_array(arrty)(context, builder, arr).data
-            return builder.bitcast(builder.gep(ptr, [at]), void_p)
+            return builder.bitcast(builder.gep(ptr, [at]), _VOID_P)
+
+        def by_reference(value):  # Fortran takes every argument by reference
+            slot = cgutils.alloca_once(builder, value.type)
+            builder.store(value, slot)
+            return slot
 
         def flag(t):
             is_t = builder.icmp_signed("!=", builder.sext(t, intp) if t.type.width < intp.width else t, ir.Constant(intp, 0))
-            return builder.select(is_t, ir.Constant(char, ord("t")), ir.Constant(char, ord("n")))
+            return by_reference(builder.select(is_t, _I8(ord("t")), _I8(ord("n"))))
 
+        def int32(v):  # what Numba's numba_xxgemm passes: the sizes as C ints
+            return by_reference(builder.trunc(v, _I32) if v.type.width > 32 else builder.sext(v, _I32))
+
+        address = builder.load(builder.gep(_gemm_table(builder), [_I32(0), _I32(_GEMM_SLOT[dtype])]))
+        with builder.if_then(builder.icmp_unsigned("==", address, _I64(0)), likely=False):
+            # cached machine code in a process whose SciPy has no BLAS: stop, never a wrong product
+            builder.call(builder.module.declare_intrinsic("llvm.trap", fnty=ir.FunctionType(ir.VoidType(), [])), ())
+        gemm = builder.inttoptr(address, _GEMM_T.as_pointer())
         alpha = _nb_linalg.make_constant_slot(context, builder, dtype, 1.0)
         beta = _nb_linalg.make_constant_slot(context, builder, dtype, 0.0)
-        res = builder.call(fn, (ir.Constant(char, ord(_nb_linalg.get_blas_kind(dtype))), flag(ta), flag(tb),
-                                m_, n_, k_, builder.bitcast(alpha, void_p), data(av, sig.args[5], a_at_), lda_,
-                                data(bv, sig.args[8], b_at_), ldb_, builder.bitcast(beta, void_p),
-                                data(cv, sig.args[11], c_at_), ldc_))
-        _nb_linalg.check_blas_return(context, builder, res)
+        builder.call(gemm, (flag(ta), flag(tb), int32(m_), int32(n_), int32(k_), builder.bitcast(alpha, _VOID_P),
+                            data(av, sig.args[5], a_at_), int32(lda_), data(bv, sig.args[8], b_at_), int32(ldb_),
+                            builder.bitcast(beta, _VOID_P), data(cv, sig.args[11], c_at_), int32(ldc_)))
         return context.get_dummy_value()
 
     return sig, codegen

@@ -60,6 +60,7 @@ OMNISTAGE_PARALLEL=0 turns parallel loops off.
 import ast
 import os
 import re
+import sys
 import threading
 import time
 
@@ -273,6 +274,21 @@ def enabled():
     if _ENABLED is None:
         _ENABLED = _decide()
     return _ENABLED
+
+
+def likely_enabled():
+    """enabled() without importing Numba, for a process that runs native libraries only (aot):
+    Numba's answer if it is loaded, else the same rule read from the environment, assuming a
+    threading layer loads (Numba's wheels bring one). Only BLAS's thread count hangs on it."""
+    if "numba" in sys.modules:
+        return enabled()
+    if os.environ.get("OMNISTAGE_PARALLEL", "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    try:
+        threads = int(os.environ.get("NUMBA_NUM_THREADS", "").strip() or 0) or len(os.sched_getaffinity(0))
+    except (AttributeError, ValueError):
+        threads = os.cpu_count() or 1
+    return threads >= 2 and os.environ.get("NUMBA_THREADING_LAYER", "").strip().lower() != "workqueue"
 
 
 def _decide():

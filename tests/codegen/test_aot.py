@@ -25,7 +25,7 @@ def frozen_package(tmp_path_factory):
     _CHILD_PATH.clear()
 
 # Programs run by every child: supported ones first (the warm child checks sys.modules after
-# them), then one that keeps the Numba path (BLAS).
+# them), then one that keeps the Numba path (LAPACK through Numba's helper library).
 PROGRAMS = r'''
 import numpy as np
 import omnistage
@@ -54,8 +54,10 @@ SUPPORTED = {
     "sort": (lambda x: jnp.sort(x[::-1]), (x,)),
     # parallel loops in the Numba build; the library is the serial build, with the same results
     "parallel": (lambda r: jnp.exp(r - r.max(1, keepdims=True)) * 2, (np.linspace(-2, 2, 600 * 512, dtype=np.float32).reshape(600, 512),)),
+    # products call BLAS through blas_table, which a library defines and the process fills
+    "matmul": (lambda a, b: (a @ a, jnp.tanh(b @ b.T) @ b, (z[:, None] * z).T @ z), (np.eye(4, dtype=np.float32) * 2, np.linspace(-1, 1, 300 * 784, dtype=np.float32).reshape(300, 784))),
 }
-UNSUPPORTED = {"matmul": (lambda a: a @ a, (np.eye(4, dtype=np.float32) * 2,))}
+UNSUPPORTED = {"eig": (lambda a: jnp.linalg.eigvals(a), (np.arange(9, dtype=np.float32).reshape(3, 3),))}
 '''
 
 CHILD = PROGRAMS + r'''
@@ -127,7 +129,7 @@ def test_warm_process_runs_libraries_without_importing_numba_with_identical_resu
     cache, _, cold = filled
     report, _ = child(cache, tmp_path / "warm.npz")
     kinds = report["kinds"]
-    assert kinds.pop("matmul") == "NumbaProgram"  # BLAS needs Numba's helper library
+    assert kinds.pop("eig") == "NumbaProgram"  # LAPACK needs Numba's helper library
     assert set(kinds.values()) == {"AotProgram"}
     assert report["numba_after_supported"] is False
     warm = load_results(tmp_path / "warm.npz")

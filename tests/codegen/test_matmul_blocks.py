@@ -2,6 +2,7 @@
 copies), and `_kn.matmul_threads` runs the same blocks on Numba's threads: every transpose
 combination and batch agrees with NumPy, and the two kernels agree bit for bit."""
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -87,3 +88,56 @@ def test_a_program_threaded_only_in_its_products_has_one_build_and_the_same_bits
     assert np.array_equal(serial, threaded)
     np.testing.assert_allclose(serial, np.tanh(x.astype(np.float64) @ w / scale), rtol=2e-5, atol=2e-6)
     assert len(ex._fn.overloads) == 1  # nothing else was compiled for the serial calls
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_the_blas_table_reaches_the_gemm_numbas_np_dot_calls(dtype):
+    """One block, one gemm: the same bits as Numba's own np.dot (numba_xxgemm through
+    scipy.linalg.cython_blas), so moving products off Numba's helper changed no result."""
+    import numba
+
+    rng = np.random.default_rng(1)
+    for (B, M, K, N), ta, tb in itertools.product([(1, 37, 129, 61), (1, 64, 256, 32)], (0, 1), (0, 1)):
+        A, Bm, a, b, params = _operands(rng, B, M, K, N, ta, tb, dtype)
+        assert kn.gemm_blocks(M, N, K) == (1, True)
+        ours = np.full((B, M, N), np.nan, dtype)
+        kn.matmul(a, b, ours, params)
+        theirs = numba.njit(lambda x, y: np.dot(x, y))(np.ascontiguousarray(A[0]), np.ascontiguousarray(Bm[0]))
+        assert ours[0].tobytes() == theirs.tobytes(), ((M, K, N), ta, tb)
+
+
+def test_the_blas_table_is_filled_without_importing_scipy_linalg():
+    import subprocess
+    import sys
+
+    code = ("import sys; from omnistage.codegen import blas_table, blas_threads\n"
+            "assert blas_table.fill() and all(blas_table.table)\n"
+            "assert blas_threads.current_threads() is not None\n"
+            "print('scipy.linalg' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False"
+
+
+def test_without_a_bundled_openblas_the_table_holds_scipys_cython_functions(tmp_path):
+    """Another SciPy build (MKL, a system BLAS): the table reads cython_blas's capsules, the
+    functions Numba's helper calls, and products give the same bits."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np\n"
+            "from omnistage.codegen import blas_table\n"
+            "blas_table._bundled_paths = lambda: []\n"
+            "from omnistage.codegen import kernels as kn\n"
+            "assert blas_table.fill() and all(blas_table.table)\n"
+            "rng = np.random.default_rng(0)\n"
+            "a, b = rng.standard_normal((1, 50, 70)), rng.standard_normal((1, 70, 40))\n"
+            "out = np.empty((1, 50, 40))\n"
+            "kn.matmul(a, b, out, np.array([1, 50, 70, 1, 70, 40, 0, 0], np.int64))\n"
+            "import numba\n"
+            "assert out[0].tobytes() == numba.njit(lambda x, y: np.dot(x, y))(a[0], b[0]).tobytes()\n"
+            "print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "OMNISTAGE_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "ok"

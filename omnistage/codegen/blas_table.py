@@ -1,0 +1,131 @@
+"""The BLAS table: the addresses of SciPy's gemm functions, as data in one process-wide array,
+so that compiled products call BLAS without Numba's helper library and without importing
+`scipy.linalg`.
+
+Compiled code (`kernels._xxgemm`) reads this table through one external symbol,
+`omnistage_blas_gemm`, which the process registers with LLVM's symbol table when it loads
+`kernels`; a native library (`aot`, the warm path without Numba) defines the symbol itself
+and the process keeps that copy equal to `table` (`mirror`), as with `mpi_handles`. So the
+machine code holds no address of this process, Numba's cache serves every process, and a
+library needs nothing of Numba's.
+
+What the table holds is what Numba's `np.dot` reaches through `numba_xxgemm`: the Fortran
+gemm of the BLAS that `scipy.linalg.cython_blas` wraps. SciPy's wheels bundle OpenBLAS in
+`scipy.libs` with prefixed symbols (`scipy_sgemm_`); `fill` loads that library with ctypes
+(~1 ms). Importing `scipy.linalg.cython_blas`, which imports the whole `scipy.linalg` package
+(0.1-0.2 s of a first call), is the fallback for other SciPy builds, which read the same
+functions from its Cython capsules. `libraries()` are the OpenBLAS libraries found, for
+`blas_threads`.
+
+Imports only ctypes (no Numba, no SciPy until the fallback).
+"""
+import ctypes
+import importlib.util
+import os
+import threading
+
+SYMBOL = "omnistage_blas_gemm"
+KINDS = "sdcz"  # slot order: float32, float64, complex64, complex128
+LENGTH = len(KINDS)
+
+table = (ctypes.c_int64 * LENGTH)()
+
+_lock = threading.Lock()
+_filled = False
+_libraries = None  # ctypes handles of SciPy's bundled OpenBLAS, once looked for
+_mirrors = []
+
+
+def address():
+    """Where the table lives in this process (registered under SYMBOL for compiled code)."""
+    return ctypes.addressof(table)
+
+
+def fill():
+    """Store the gemm addresses (once); True when every slot holds one."""
+    global _filled
+    with _lock:
+        if not _filled:
+            found = _from_bundled_openblas() or _from_cython_capsules()
+            if found:
+                for i, kind in enumerate(KINDS):
+                    table[i] = found[kind]
+                _filled = True
+                _sync()
+    return _filled
+
+
+def mirror(address):
+    """Keep the table at `address` (LENGTH int64s in a loaded native library) equal to this
+    one from now on; it gets the current entries at once."""
+    fill()
+    with _lock:
+        if address not in _mirrors:
+            _mirrors.append(address)
+        ctypes.memmove(address, ctypes.addressof(table), ctypes.sizeof(table))
+
+
+def _sync():
+    for address in _mirrors:
+        ctypes.memmove(address, ctypes.addressof(table), ctypes.sizeof(table))
+
+
+def libraries():
+    """ctypes handles of the OpenBLAS libraries bundled with SciPy (loaded if they were not)."""
+    global _libraries
+    if _libraries is None:
+        handles = []
+        for path in _bundled_paths():
+            try:
+                handles.append(ctypes.CDLL(path))
+            except OSError:
+                continue
+        _libraries = handles
+    return _libraries
+
+
+def _bundled_paths():
+    """SciPy's wheel keeps its OpenBLAS in site-packages/scipy.libs (found without importing SciPy)."""
+    try:
+        spec = importlib.util.find_spec("scipy")
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    site = os.path.dirname(os.path.abspath(list(spec.submodule_search_locations)[0]))
+    libs = os.path.join(site, "scipy.libs")
+    try:
+        names = sorted(os.listdir(libs))
+    except OSError:
+        return []
+    return [os.path.join(libs, n) for n in names if "openblas" in n and ".so" in n]
+
+
+def _from_bundled_openblas():
+    for lib in libraries():
+        for prefix in ("scipy_", ""):
+            try:
+                return {kind: ctypes.cast(getattr(lib, f"{prefix}{kind}gemm_"), ctypes.c_void_p).value
+                        for kind in KINDS}
+            except AttributeError:
+                continue
+    return None
+
+
+def _from_cython_capsules():
+    """The functions `scipy.linalg.cython_blas` exports to Cython (what Numba's helper reads)."""
+    try:
+        from scipy.linalg import cython_blas
+    except ImportError:
+        return None
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    found = {}
+    for kind in KINDS:
+        capsule = cython_blas.__pyx_capi__.get(f"{kind}gemm")
+        if capsule is None:
+            return None
+        found[kind] = get_pointer(capsule, get_name(capsule))
+    return found
