@@ -468,7 +468,9 @@ class AotProgram:
     A library is always the serial build. When the module has parallel loops, the process tries
     the Numba path (Numba's cached machine code, parallel loops and all) once its calls have
     taken parallel.TIER_UP_S in total (the rent-or-buy rule), and from then on runs whichever of
-    the two a parallel.BuildChoice finds faster."""
+    the two a parallel.BuildChoice finds faster. The Numba path is loaded (or compiled, when no
+    process has compiled the parallel build yet: seconds) in a background thread; calls run the
+    library meanwhile and are credited to no build. Both builds give the same bits."""
 
     backend = "numba_cpu"
     cache_status = "native library loaded from the disk cache"
@@ -487,19 +489,23 @@ class AotProgram:
         self._slots = ctypes.c_void_p * (len(ins) + len(outs))
         self._numba = None
         self._tier = parallel.BuildChoice() if record.get("parallel") else None  # the library is the serial build
+        self.tier_up_thread = None  # loads the Numba path's parallel build, once started
+        self._parallel = None  # that build, once ready
 
     def __call__(self, *args):
         tier = self._tier
         start = None
         if tier is not None:
-            if tier.parallel:
-                numba_program = self._numba_program(parallel_now=True)  # loaded before the clock starts
+            if tier.parallel and self._parallel is not None:
                 start = tier.start()
-                out = numba_program(*args)
+                out = self._parallel(*args)
                 if start is not None:
                     tier.record(True, time.perf_counter() - start)
                 return out
-            start = tier.start()
+            if tier.parallel:  # loading in the background: this call runs the library, uncredited
+                self._tier_up()
+            else:
+                start = tier.start()
         ins = [_c_buffer(a, dt) for a, dt in zip(args, self._in_dtypes)]
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
         slots = self._slots(*[a.__array_interface__["data"][0] for a in (*ins, *self._consts, *outs)])
@@ -513,13 +519,32 @@ class AotProgram:
             tier.record(False, time.perf_counter() - start)
         return tuple(outs)
 
-    def _numba_program(self, parallel_now=False):
+    def _numba_program(self):
+        """The Numba path, for a call the library reported an error in (it raises properly)."""
         if self._numba is None:
             from .executable import NumbaProgram
 
-            # moving up from the serial library: straight to the parallel build
-            self._numba = NumbaProgram(self.program, serial_first=not parallel_now)
+            self._numba = NumbaProgram(self.program)
         return self._numba
+
+    def _tier_up(self):
+        with _lock:
+            if self.tier_up_thread is not None:
+                return
+            self.tier_up_thread = threading.Thread(target=self._load_parallel, daemon=True,
+                                                   name=f"omnistage parallel build of {self.program.name}")
+        self.tier_up_thread.start()
+
+    def _load_parallel(self):
+        from .executable import NumbaProgram
+
+        try:
+            # straight to the parallel build; the collector stays on for the user's threads
+            self._parallel = NumbaProgram(self.program, serial_first=False, pause_gc=False)
+        except Exception as e:  # noqa: BLE001 - the library runs on, whatever went wrong
+            warnings.warn(f"omnistage: the parallel build of {self.program.name!r} failed to load "
+                          f"({type(e).__name__}: {e}); its library runs instead", RuntimeWarning)
+            self._tier = None
 
     def as_text(self):
         """The generated module with this program's own `file:line` comments (the cached

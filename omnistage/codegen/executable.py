@@ -50,7 +50,7 @@ class NumbaProgram:
     backend = "numba_cpu"
     after_first_call = None  # what an instance's hook reads as once its hook has run
 
-    def __init__(self, program, serial_first=True):
+    def __init__(self, program, serial_first=True, pause_gc=True):
         from .emit_cpu import emit_module
 
         self.program = program
@@ -93,7 +93,7 @@ class NumbaProgram:
         if self.signature in self._fn.overloads:
             self.cache_status = "already compiled in this process"
         try:
-            _compile_once(self._fn, self.signature)
+            _compile_once(self._fn, self.signature, pause_gc=pause_gc)
             if sum(self._fn.stats.cache_hits.values()) > hits:
                 self.cache_status = "machine code loaded from the disk cache"
         except Exception as e:  # noqa: BLE001 - only Numba's compile errors are handled

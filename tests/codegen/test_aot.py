@@ -146,11 +146,13 @@ from omnistage.codegen import parallel
 parallel.TIER_UP_S = 0.0
 fn, args = SUPPORTED["parallel"]
 compiled = omnistage.jit(fn).lower(*args).compile()
-first = np.asarray(compiled(*args))
+first = np.asarray(compiled(*args))  # the rent: one call
 numba_after_first = "numba" in sys.modules
-second = np.asarray(compiled(*args))
+second = np.asarray(compiled(*args))  # starts loading the parallel build, runs the library
+compiled.executable.tier_up_thread.join()
+third = np.asarray(compiled(*args))
 print(type(compiled.executable).__name__, numba_after_first, "numba" in sys.modules,
-      first.tobytes() == second.tobytes(), compiled.executable._numba is not None)
+      first.tobytes() == second.tobytes() == third.tobytes(), compiled.executable._parallel is not None)
 '''
 
 
