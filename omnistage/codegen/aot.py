@@ -485,7 +485,8 @@ class AotProgram:
         ins, outs = _signature(program)
         self._in_dtypes = [np.dtype(dt) for _, dt in ins[: len(program.in_avals)]]
         self._outs = [(shape, np.dtype(dt)) for shape, dt in outs]
-        self._consts = [np.ascontiguousarray(c) for c in program.consts.values()]
+        self._consts = [np.ascontiguousarray(c) for c in program.consts.values()]  # kept alive here
+        self._const_addresses = [c.__array_interface__["data"][0] for c in self._consts]  # ~1 us each a call
         self._slots = ctypes.c_void_p * (len(ins) + len(outs))
         self._numba = None
         self._tier = parallel.BuildChoice() if record.get("parallel") else None  # the library is the serial build
@@ -508,7 +509,8 @@ class AotProgram:
                 start = tier.start()
         ins = [_c_buffer(a, dt) for a, dt in zip(args, self._in_dtypes)]
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
-        slots = self._slots(*[a.__array_interface__["data"][0] for a in (*ins, *self._consts, *outs)])
+        slots = self._slots(*[a.__array_interface__["data"][0] for a in ins], *self._const_addresses,
+                            *[a.__array_interface__["data"][0] for a in outs])
         try:
             status = self._fn(slots)
         except Exception:  # noqa: BLE001 - an error the kernel raised through the C API
