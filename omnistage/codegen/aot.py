@@ -530,12 +530,7 @@ class AotProgram:
         return self._numba
 
     def _tier_up(self):
-        with _lock:
-            if self.tier_up_thread is not None:
-                return
-            self.tier_up_thread = threading.Thread(target=self._load_parallel, daemon=True,
-                                                   name=f"omnistage parallel build of {self.program.name}")
-        self.tier_up_thread.start()
+        parallel.start_tier_up(self, self._load_parallel, _lock)
 
     def _load_parallel(self):
         from .executable import NumbaProgram

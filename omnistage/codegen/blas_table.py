@@ -5,7 +5,7 @@ so that compiled products call BLAS without Numba's helper library and without i
 Compiled code (`kernels._xxgemm`) reads this table through one external symbol,
 `omnistage_blas_gemm`, which the process registers with LLVM's symbol table when it loads
 `kernels`; a native library (`aot`, the warm path without Numba) defines the symbol itself
-and the process keeps that copy equal to `table` (`mirror`), as with `mpi_handles`. So the
+and the process keeps that copy equal to `table` (`mirror`, table_mirrors), as with `mpi_handles`. So the
 machine code holds no address of this process, Numba's cache serves every process, and a
 library needs nothing of Numba's.
 
@@ -24,6 +24,8 @@ import importlib.util
 import os
 import threading
 
+from .table_mirrors import Mirrors
+
 SYMBOL = "omnistage_blas_gemm"
 KINDS = "sdcz"  # slot order: float32, float64, complex64, complex128
 LENGTH = len(KINDS)
@@ -33,7 +35,7 @@ table = (ctypes.c_int64 * LENGTH)()
 _lock = threading.Lock()
 _filled = False
 _libraries = None  # ctypes handles of SciPy's bundled OpenBLAS, once looked for
-_mirrors = []
+_mirrors = Mirrors(table)  # copies in native libraries (aot)
 
 
 def address():
@@ -51,7 +53,7 @@ def fill():
                 for i, kind in enumerate(KINDS):
                     table[i] = found[kind]
                 _filled = True
-                _sync()
+                _mirrors.sync()
     return _filled
 
 
@@ -59,15 +61,7 @@ def mirror(address):
     """Keep the table at `address` (LENGTH int64s in a loaded native library) equal to this
     one from now on; it gets the current entries at once."""
     fill()
-    with _lock:
-        if address not in _mirrors:
-            _mirrors.append(address)
-        ctypes.memmove(address, ctypes.addressof(table), ctypes.sizeof(table))
-
-
-def _sync():
-    for address in _mirrors:
-        ctypes.memmove(address, ctypes.addressof(table), ctypes.sizeof(table))
+    _mirrors.add(address)
 
 
 def libraries():

@@ -166,14 +166,8 @@ class NumbaProgram:
         serial build meanwhile: a compile as long as the program's first (seconds, for a
         training epoch) no longer lands inside a call, and both builds give the same bits, so
         when it ends changes no result. If Numba cannot compile it, the serial build for good."""
-        if self.tier_up_thread is not None:
-            return
-        with _TIER_UP_LOCK:  # not _DISPATCHER_LOCK: the compile holds that one throughout
-            if self.tier_up_thread is not None:
-                return
-            self.tier_up_thread = threading.Thread(target=self._compile_parallel, daemon=True,
-                                                   name=f"omnistage parallel build of {self.program.name}")
-        self.tier_up_thread.start()
+        # not _DISPATCHER_LOCK: the compile holds that one throughout
+        parallel.start_tier_up(self, self._compile_parallel, _TIER_UP_LOCK)
 
     def _compile_parallel(self):
         try:

@@ -21,6 +21,8 @@ without importing the compiler.
 """
 import ctypes
 
+from .table_mirrors import Mirrors
+
 SYMBOL = "omnistage_mpi_handles"
 
 # slots
@@ -50,7 +52,7 @@ table = (ctypes.c_int64 * LENGTH)()
 
 # copies of the table inside native libraries (`aot`: a library defines its own, since it
 # cannot see LLVM's symbol table), kept equal to `table` by fill/clear
-_mirrors = []
+_mirrors = Mirrors(table)
 
 
 def address():
@@ -88,14 +90,11 @@ def clear():
 def mirror(address):
     """Keep the table at `address` (LENGTH int64s in a loaded native library) equal to this
     one from now on; it gets the current entries at once."""
-    if address not in _mirrors:
-        _mirrors.append(address)
-    ctypes.memmove(address, ctypes.addressof(table), ctypes.sizeof(table))
+    _mirrors.add(address)
 
 
 def _sync():
-    for address in _mirrors:
-        ctypes.memmove(address, ctypes.addressof(table), ctypes.sizeof(table))
+    _mirrors.sync()
 
 
 def ready():

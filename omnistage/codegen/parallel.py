@@ -276,6 +276,19 @@ def enabled():
     return _ENABLED
 
 
+def start_tier_up(owner, target, lock):
+    """Run `target` (loading or compiling `owner`'s parallel build) in a daemon thread, kept
+    as `owner.tier_up_thread`: once per owner, whichever of its calling threads asks first."""
+    if owner.tier_up_thread is not None:
+        return
+    with lock:
+        if owner.tier_up_thread is not None:
+            return
+        owner.tier_up_thread = threading.Thread(target=target, daemon=True,
+                                                name=f"omnistage parallel build of {owner.program.name}")
+    owner.tier_up_thread.start()
+
+
 def likely_enabled():
     """enabled() without importing Numba, for a process that runs native libraries only (aot):
     Numba's answer if it is loaded, else the same rule read from the environment, assuming a
