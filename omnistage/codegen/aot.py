@@ -486,7 +486,7 @@ class AotProgram:
         self._in_dtypes = [np.dtype(dt) for _, dt in ins[: len(program.in_avals)]]
         self._outs = [(shape, np.dtype(dt)) for shape, dt in outs]
         self._consts = [np.ascontiguousarray(c) for c in program.consts.values()]  # kept alive here
-        self._const_addresses = [c.__array_interface__["data"][0] for c in self._consts]  # ~1 us each a call
+        self._const_addresses = [_data(c) for c in self._consts]
         self._slots = ctypes.c_void_p * (len(ins) + len(outs))
         self._numba = None
         self._tier = parallel.BuildChoice() if record.get("parallel") else None  # the library is the serial build
@@ -509,8 +509,7 @@ class AotProgram:
                 start = tier.start()
         ins = [_c_buffer(a, dt) for a, dt in zip(args, self._in_dtypes)]
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
-        slots = self._slots(*[a.__array_interface__["data"][0] for a in ins], *self._const_addresses,
-                            *[a.__array_interface__["data"][0] for a in outs])
+        slots = self._slots(*[_data(a) for a in ins], *self._const_addresses, *[_data(a) for a in outs])
         try:
             status = self._fn(slots)
         except Exception:  # noqa: BLE001 - an error the kernel raised through the C API
@@ -550,6 +549,22 @@ class AotProgram:
         from .executable import vmath_lookup
 
         return emit_module(self.program, vmath_lookup())[0]
+
+
+def _data_reader():
+    """A reader of an ndarray's data pointer. `__array_interface__` builds a dict (~0.85 us, a
+    tenth of a small program's call when it has ten arguments); PyArrayObject's `data` field
+    sits right after the object header in every NumPy, read in ~0.1 us. Checked here on a few
+    arrays, else the slow way."""
+    offset = object.__basicsize__
+    read = ctypes.c_void_p.from_address
+    probes = [np.empty(3), np.arange(10.0)[2:], np.zeros(()), np.empty((2, 3), np.float32).T, np.empty(0)]
+    if all(read(id(p) + offset).value == p.__array_interface__["data"][0] for p in probes):
+        return lambda a: read(id(a) + offset).value
+    return lambda a: a.__array_interface__["data"][0]
+
+
+_data = _data_reader()
 
 
 def _c_buffer(value, dtype):
