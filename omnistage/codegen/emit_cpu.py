@@ -1177,22 +1177,36 @@ def _emit_concatenate(em, e):
     offset = 0
     out_strides = index_maps.c_strides(aval.shape)
     pieces = []  # consecutive views of one array: one copy-kernel call (Emitter.copy_views)
+    computed = []  # consecutive computed operands of one shape: (operand, offset), one loop nest
     for a in e.ins:
         shape = em.aval(a).shape
         src = em.view_of(a) if 0 not in shape and em.copies_by_kernel(int(np.prod(shape))) else None
         if pieces and (src is None or src[0] != pieces[0][0]):
             em.copy_views(pieces[0][0], [p[1:] for p in pieces], out)
             pieces = []
+        if computed and (src is not None or em.aval(computed[0][0]).shape != shape):
+            _concatenated_loops(em, out, dim, computed)
+            computed = []
         if src is not None:
             pieces.append((src[0], src[1], shape, (offset * out_strides[dim], out_strides)))
         elif 0 not in shape:
-            idx = em.loops(shape)
-            dst = [f"{i} + {offset}" if k == dim and offset else i for k, i in enumerate(idx)]
-            em.line(f"{out}[{', '.join(dst)}] = {em.value(a, idx)}")
-            em.close(len(idx))
+            computed.append((a, offset))
         offset += shape[dim]
     if pieces:
         em.copy_views(pieces[0][0], [p[1:] for p in pieces], out)
+    if computed:
+        _concatenated_loops(em, out, dim, computed)
+
+
+def _concatenated_loops(em, out, dim, operands):
+    """One loop nest writing every (operand, offset) of one shape into `out`: operands that
+    share work (the two halves of a threefry2x32, a sampler's two bit streams) compute it once
+    per element, where a nest each computed it twice and LLVM compiled it twice."""
+    idx = em.loops(em.aval(operands[0][0]).shape)
+    for a, offset in operands:
+        dst = [f"{i} + {offset}" if k == dim and offset else i for k, i in enumerate(idx)]
+        em.line(f"{out}[{', '.join(dst)}] = {em.value(a, idx)}")
+    em.close(len(idx))
 
 
 OPAQUE_RULES = {

@@ -305,3 +305,23 @@ def test_tiny_rows_become_scalar_locals_and_wider_rows_stay_buffers(width):
     got = [np.asarray(v) for v in omnistage.jit(f)(x)]
     np.testing.assert_allclose(got[0], z.max(1), rtol=1e-6)
     np.testing.assert_allclose(got[1], (z * y).sum(1), rtol=1e-5)
+
+
+def test_computed_operands_of_one_shape_concatenate_in_one_loop_nest():
+    """random.split concatenates the two outputs of one threefry2x32 call: written in one loop
+    nest, the call is made (and compiled) once per element, not once per half."""
+    from omnistage import random
+
+    key = random.PRNGKey(0)
+    jitted = omnistage.jit(lambda k: random.split(k, 8), backend="cpu")
+    text = jitted.lower(key).compile().as_text()
+    calls = [i for i, line in enumerate(text.splitlines()) if "threefry2x32(" in line]
+    assert len(calls) == 2
+    between = text.splitlines()[calls[0]:calls[1]]
+    assert not any(line.strip().startswith("for ") for line in between), "\n".join(between)
+    # JAX 0.10.2's values for split(PRNGKey(0), 8)
+    assert np.asarray(jitted(key))[:2].tolist() == [[1797259609, 2579123966], [928981903, 3453687069]]
+    # operands of different shapes, and a computed operand between views, still concatenate right
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    got = omnistage.jit(lambda a: jnp.concatenate([a * 2, a[:, :1] + 1, a.T.T, jnp.sin(a)], 1), backend="cpu")(x)
+    np.testing.assert_allclose(np.asarray(got), np.concatenate([x * 2, x[:, :1] + 1, x, np.sin(x)], 1), rtol=1e-6)
