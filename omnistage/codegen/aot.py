@@ -18,8 +18,10 @@ How a library is made (the builder, `python -m omnistage.codegen.aot REQUEST`):
 - everything except the wrapper is internalized and dead code is dropped (Numba's CPython
   wrappers go away), then the remaining external references are checked: only our NRT subset
   (`_RUNTIME_C`, a few lines of C linked in) and the C library may remain. Programs that still
-  need Numba's helper library (BLAS/LAPACK, reshape helpers), the Python C API, or return
+  need Numba's helper library (LAPACK, reshape helpers), the Python C API, or return
   non-contiguous arrays keep the Numba path: the builder records them as unsupported;
+- products call BLAS through `blas_table` (gemm addresses, like the MPI handles below), so a
+  training step is a library too;
 - a multi-process program (collectives calling MPI, `mpi_kernels`) reads the MPI handle table
   through an external symbol the JIT resolves from LLVM's symbol table: the library defines
   that table itself, exported, and `load` has `mpi_handles` keep it filled (`mirror`);

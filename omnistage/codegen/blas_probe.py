@@ -7,8 +7,8 @@ process, a program that calls no BLAS at all. SciPy is one of omnistage's declar
 dependencies, so the probe's answer is known. `answer_present()` imports arraymath with that
 one probe answered "present" without the import. Every real use of BLAS or LAPACK still goes
 through Numba's own `ensure_blas`/`ensure_lapack` (untouched: only arraymath's import-time copy
-of the name is the stand-in), which import SciPy then; compiled code reaches BLAS through
-Numba's helper library as before.
+of the name is the stand-in), which import SciPy then. Compiled products call gemm through
+`blas_table` (no SciPy import); LAPACK goes through Numba's helper library.
 """
 import importlib.util
 import sys
