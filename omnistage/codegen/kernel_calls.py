@@ -124,10 +124,14 @@ class EntryKernel(CPUDispatcher):
 
     def add_overload(self, cres):
         super().add_overload(cres)
-        if cres.objectmode or _linked:
+        if cres.objectmode:
             return
         rebind = Rebind(self.py_func.__module__, self.py_func.__qualname__, tuple(cres.signature.args))
+        # bound in linked mode too: a kernel loaded from the cache there may call this one
+        # through its cell (LLVM aborts the process on a symbol it cannot resolve)
         _bind(rebind.symbol, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+        if _linked:
+            return
         ctx = self.targetctx
         ctx.remove_user_function(cres.entry_point)
         impl = _pointer_call(cres, rebind)

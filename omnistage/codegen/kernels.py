@@ -899,7 +899,7 @@ def _where(mask):
 
 @_kernel
 def _conv_gemm(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups):
-    """`conv` for float and complex outputs as GEMMs (BLAS through np.dot): per phase of the
+    """`conv` for float and complex outputs as GEMMs (BLAS through `_xxgemm`): per phase of the
     output positions (see `_phases`; a transposed convolution's lhs dilation leaves each
     phase a fraction of the taps, so the zeros between dilated elements are never
     multiplied), per group and per cache-sized block of batch entries, the windows are
@@ -943,7 +943,10 @@ def _conv_gemm(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs
                             for q in range(ns):
                                 p = taps[s_at[q], t]
                                 cols[row, at + q] = lhs[src_n, ch0 + c, p] if p >= 0 else zero
-                res = np.dot(w, cols)
+                res = np.empty((per_group, nb * ns), out.dtype)
+                # res = w @ cols, as column-major res^T = cols^T @ w^T: one gemm through the
+                # BLAS table, so a program with a convolution can still become a native library
+                _xxgemm(0, 0, nb * ns, per_group, kdim, cols, 0, nb * ns, w, 0, kdim, res, 0, nb * ns)
                 for o in range(per_group):
                     for j in range(nb):
                         for q in range(ns):

@@ -113,3 +113,22 @@ def test_read_only_arguments_share_one_overload_for_inputs_and_intermediates():
     for kernel, positions in ((kn.matmul, (0, 1)), (kn.strided_copy, (0,))):
         signatures = [s for s in kernel.signatures if str(s[0].dtype) == "float32"]
         assert signatures and all(not s[i].mutable for s in signatures for i in positions), signatures
+
+
+def test_linked_mode_still_binds_cells():
+    """The library builder links kernels in (set_linked), but runtime kernels it loads from the
+    cache may call others through their cells: an unbound cell made LLVM abort the builder
+    ("Symbol not found: omnistage_kernel_..."), on every process running DP-SGD's step."""
+    import numba
+
+    def twice(x):
+        return x * 2
+
+    kernel = kernel_calls.entry_kernel(cache=False)(twice)
+    was = kernel_calls.set_linked(True)
+    try:
+        kernel.compile((numba.types.float64,))
+    finally:
+        kernel_calls.set_linked(was)
+    rebind = kernel_calls.Rebind(twice.__module__, twice.__qualname__, (numba.types.float64,))
+    assert rebind.symbol in kernel_calls._cells and kernel_calls._cells[rebind.symbol].value
