@@ -964,21 +964,23 @@ def _link(obj, work, tag):
     return out
 
 
-def _check_loadable(path):
-    """dlopen with every symbol resolved now: Numba's libraries are not global, so this fails
-    exactly when a process without Numba would."""
+def _load_error(path):
+    """Why the library at `path` does not load with every symbol resolved now (None when it
+    does): Numba's libraries are not global, so this fails exactly when a process without
+    Numba would."""
     try:
         getattr(ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL), SYMBOL)
-        return True
-    except (OSError, AttributeError):
-        return False
+        return None
+    except (OSError, AttributeError) as e:
+        return str(e).replace(os.path.dirname(path) + os.sep, "")  # the symbol, not the temporary path
 
 
 def _publish_library(built, name):
     """Publish the library at `built` as `name` in the cache (a file with the same bytes stays
     untouched; anything else there is invalid and replaced atomically)."""
-    if not _check_loadable(built):
-        raise Unsupported("the linked library does not load without Numba")
+    error = _load_error(built)
+    if error is not None:
+        raise Unsupported(f"the linked library does not load without Numba ({error})")
     directory = disk_cache.cache_dir()
     disk_cache._ensure_dir(directory)
     path = os.path.join(directory, name)
