@@ -742,7 +742,7 @@ def main(requests):
     """The builder: build and publish the library of each request (JSON lines on `requests`)."""
     import tempfile
 
-    from . import kernel_calls
+    from . import kernel_calls, numba_locator
 
     _yield_the_cpus()
 
@@ -751,11 +751,14 @@ def main(requests):
         # Numba must compile everything afresh (cached machine code has no LLVM IR to link):
         # its cache points at an empty directory, set before Numba is imported.
         os.environ["NUMBA_CACHE_DIR"] = os.path.join(work, "numba")
+        # and omnistage's runtime kernels, which our locator keeps in our cache otherwise
+        numba_locator.use_runtime_directory(os.path.join(work, "numba"))
         was_linked = kernel_calls.set_linked(True)  # a library must hold its kernels, not call through cells
         try:
             _serve(requests, work)
         finally:  # the builder is its own process; a caller in-process (tests) gets its state back
             kernel_calls.set_linked(was_linked)
+            numba_locator.use_runtime_directory(None)
             if saved_cache_dir is None:
                 os.environ.pop("NUMBA_CACHE_DIR", None)
             else:

@@ -40,12 +40,25 @@ class PrivateCachePath(str):
     """The cache path of a function we own: a str (Numba joins and prints it) that marks it."""
 
 
+_runtime_directory = None  # set by the library builder: its runtime kernels compile afresh there
+
+
+def use_runtime_directory(path):
+    """Keep the cache files of runtime kernels compiled from now on in `path` (the library
+    builder's temporary directory): a library links every kernel's code, and cached machine
+    code has none to link (a cached kernel also calls others through cells the library lacks)."""
+    global _runtime_directory
+    _runtime_directory = path
+
+
 def _owned_directory(py_func, py_file):
     """Where the cache files of `py_func` go when it is ours, else None."""
     module = getattr(py_func, "__module__", None) or ""
     if module.startswith(_GENERATED_PREFIX):
         return os.path.dirname(os.path.abspath(py_file))
     if module == "omnistage" or module.startswith("omnistage."):
+        if _runtime_directory is not None:
+            return _runtime_directory
         from . import disk_cache
 
         return disk_cache.cache_dir()

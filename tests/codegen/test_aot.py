@@ -56,6 +56,10 @@ SUPPORTED = {
     "parallel": (lambda r: jnp.exp(r - r.max(1, keepdims=True)) * 2, (np.linspace(-2, 2, 600 * 512, dtype=np.float32).reshape(600, 512),)),
     # products call BLAS through blas_table, which a library defines and the process fills
     "matmul": (lambda a, b: (a @ a, jnp.tanh(b @ b.T) @ b, (z[:, None] * z).T @ z), (np.eye(4, dtype=np.float32) * 2, np.linspace(-1, 1, 300 * 784, dtype=np.float32).reshape(300, 784))),
+    # an NHWC convolution (DP-SGD's layout): runtime kernels that call each other through
+    # cells in the Numba path (conv_in_layout, _spec_ordered, permuted_copy), all linked in
+    "conv": (lambda x, w: jnp.tanh(lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))),
+             (np.linspace(-1, 1, 2 * 9 * 9 * 3, dtype=np.float32).reshape(2, 9, 9, 3), np.linspace(-1, 1, 3 * 3 * 3 * 4, dtype=np.float32).reshape(3, 3, 3, 4))),
 }
 UNSUPPORTED = {"eig": (lambda a: jnp.linalg.eigvals(a), (np.arange(9, dtype=np.float32).reshape(3, 3),))}
 '''
