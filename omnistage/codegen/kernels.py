@@ -22,7 +22,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 from numba.np import linalg as _nb_linalg
 
-from . import blas_table, kernel_calls
+from . import blas_table, kernel_calls, table_mirrors
 
 llvm.add_symbol(blas_table.SYMBOL, blas_table.address())
 blas_table.fill()  # before any product runs: cached machine code reads the table without typing
@@ -76,16 +76,7 @@ _VOID_P = _I8.as_pointer()
 _GEMM_T = ir.FunctionType(ir.VoidType(), [_VOID_P, _VOID_P, _I32.as_pointer(), _I32.as_pointer(), _I32.as_pointer(),
                                           _VOID_P, _VOID_P, _I32.as_pointer(), _VOID_P, _I32.as_pointer(),
                                           _VOID_P, _VOID_P, _I32.as_pointer()])
-_GEMM_SLOT = {types.float32: 0, types.float64: 1, types.complex64: 2, types.complex128: 3}  # blas_table.KINDS
-
-
-def _gemm_table(builder):
-    """The BLAS table: an external global, resolved at load time to `blas_table.table`."""
-    gv = builder.module.globals.get(blas_table.SYMBOL)
-    if gv is None:
-        gv = ir.GlobalVariable(builder.module, ir.ArrayType(_I64, blas_table.LENGTH), blas_table.SYMBOL)
-        gv.linkage = "external"
-    return gv
+_GEMM_DTYPES = (types.float32, types.float64, types.complex64, types.complex128)
 
 
 @intrinsic
@@ -95,7 +86,7 @@ def _xxgemm(typingctx, transa, transb, m, n, k, a, a_at, lda, b, b_at, ldb, c, c
     transa/transb are 0 or 1, positions are in elements. Unlike np.dot it takes leading
     dimensions, so a block of a matrix is a pointer and a stride, never a copy."""
     dtype = c.dtype
-    if not all(isinstance(x, types.Array) and x.dtype == dtype for x in (a, b, c)) or dtype not in _GEMM_SLOT:
+    if not all(isinstance(x, types.Array) and x.dtype == dtype for x in (a, b, c)) or dtype not in _GEMM_DTYPES:
         return None
     if not blas_table.fill():
         raise numba.core.errors.TypingError("no BLAS found: omnistage multiplies matrices with SciPy's "
@@ -122,7 +113,9 @@ def _xxgemm(typingctx, transa, transb, m, n, k, a, a_at, lda, b, b_at, ldb, c, c
         def int32(v):  # what Numba's numba_xxgemm passes: the sizes as C ints
             return by_reference(builder.trunc(v, _I32) if v.type.width > 32 else builder.sext(v, _I32))
 
-        address = builder.load(builder.gep(_gemm_table(builder), [_I32(0), _I32(_GEMM_SLOT[dtype])]))
+        table = table_mirrors.declare(builder, blas_table.SYMBOL, blas_table.LENGTH)
+        slot = blas_table.KINDS.index(_nb_linalg.get_blas_kind(dtype))
+        address = builder.load(builder.gep(table, [_I32(0), _I32(slot)]))
         with builder.if_then(builder.icmp_unsigned("==", address, _I64(0)), likely=False):
             # cached machine code in a process whose SciPy has no BLAS: stop, never a wrong product
             builder.call(builder.module.declare_intrinsic("llvm.trap", fnty=ir.FunctionType(ir.VoidType(), [])), ())

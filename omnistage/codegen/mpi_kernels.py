@@ -25,6 +25,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from . import mpi_handles as H
+from . import table_mirrors
 
 llvm.add_symbol(H.SYMBOL, H.address())
 
@@ -44,12 +45,7 @@ SUM, MAX, MIN, LOR, LAND = (H.OP_SLOT[op] for op in ("sum", "max", "min", "or", 
 
 def _table(builder):
     """The table: an external global, resolved at load time to `mpi_handles.table`."""
-    module = builder.module
-    gv = module.globals.get(H.SYMBOL)
-    if gv is None:
-        gv = ir.GlobalVariable(module, ir.ArrayType(_I64, H.LENGTH), H.SYMBOL)
-        gv.linkage = "external"
-    return gv
+    return table_mirrors.declare(builder, H.SYMBOL, H.LENGTH)
 
 
 def _load(builder, slot):

@@ -5,7 +5,7 @@ Compiled code reads some process data through an external symbol (the MPI handle
 table. A native library (`aot`) cannot see LLVM's symbol table, so it defines the symbol itself;
 the process registers that copy here and writes it whenever the table changes.
 
-Imports only ctypes.
+Imports only ctypes (llvmlite's IR builder when `declare` is called).
 """
 import ctypes
 import threading
@@ -34,3 +34,15 @@ class Mirrors:
 
     def _copy(self, address):
         ctypes.memmove(address, ctypes.addressof(self.table), ctypes.sizeof(self.table))
+
+
+def declare(builder, symbol, length):
+    """The table `symbol` (`length` int64s) in the module `builder` writes, as an external
+    global: the JIT resolves it to the process's table, a library defines its own (aot)."""
+    from llvmlite import ir
+
+    gv = builder.module.globals.get(symbol)
+    if gv is None:
+        gv = ir.GlobalVariable(builder.module, ir.ArrayType(ir.IntType(64), length), symbol)
+        gv.linkage = "external"
+    return gv
