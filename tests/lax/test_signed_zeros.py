@@ -67,3 +67,20 @@ def test_max_and_min_reductions_of_zeros_ignore_order(mode, n, dtype):
     assert signs(run(mode, lambda v: jnp.max(v, axis=1), x)) == (~any_pos).astype(int).tolist()
     assert signs(run(mode, lambda v: jnp.min(v, axis=1), x)) == any_neg.astype(int).tolist()
 
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("single", [0.0, -0.0, 1.0, -1.0, np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("array_first", [True, False])
+def test_an_array_against_a_single_number_gives_the_elementwise_answer(op, single, array_first):
+    """Eager max/min against one number (relu's maximum(x, 0)) take a cheaper path; its values
+    and sign bits equal those of the same operation against a full array of that number, in
+    every mode (the cases: zeros of both signs, NaN, infinities)."""
+    fn = {"max": omnistage.lax.max, "min": omnistage.lax.min}[op]
+    a = np.array([0.0, -0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 2.5], np.float32)
+    full = np.full_like(a, single)
+    args = (a, np.float32(single)) if array_first else (np.float32(single), a)
+    wide = (a, full) if array_first else (full, a)
+    for mode in MODES:
+        got, want = run(mode, fn, *args), run(mode, fn, *wide)
+        assert np.array_equal(got, want, equal_nan=True) and signs(got) == signs(want), mode
