@@ -186,7 +186,9 @@ class ModuleEmitter:
 
     def __init__(self, program, vmath_lookup, threads=True):
         program = _numba_ready(fusable_forms.rewrite(contraction_layout.fold_transposes(narrow_floats.widen(program))))
-        self.threads = threads  # False: the serial build (no parallel loops)
+        # True: parallel loops and threaded products; "blas": threaded products only (the
+        # Numba serial build of a parallel program); False: no threads (a native library)
+        self.threads = threads
         self.program = program
         self.vmath_lookup = vmath_lookup
         self.vmath_used = set()
@@ -826,7 +828,7 @@ class Emitter(ControlFlowEmitter):
         # calls: those are emitted first) keeps the GIL, which object mode needs anyway
         nogil = "" if self.module.calls_python else "nogil=True, "
         options = "cache=_OMNISTAGE_CACHED, " + nogil + "fastmath=" + FASTMATH + ", error_model='numpy', boundscheck=False"
-        if self.entry and self.module.threads and parallel.enabled():
+        if self.entry and self.module.threads is True and parallel.enabled():
             self.lines, threaded = parallel.parallelize(self.lines)
             if threaded:
                 options += ", " + parallel.NJIT_OPTION
@@ -1132,8 +1134,8 @@ def _emit_dot_general(em, e):
 
 
 def _matmul_kernel(em, B, M, N, K):
-    """`matmul_threads` in a parallel build where the product is big enough to cut into blocks
-    for Numba's threads (kernels.gemm_blocks decides by shape, and both kernels compute the same
+    """`matmul_threads` in a build with threads (a parallel one, or the Numba serial build of a
+    parallel program) where the product is big enough to cut into blocks for Numba's threads (kernels.gemm_blocks decides by shape, and both kernels compute the same
     blocks: the same bits), else `matmul`."""
     from . import kernels
 
@@ -1218,7 +1220,10 @@ OPAQUE_RULES = {
 def emit_module(program, vmath_lookup=lambda name, dtype: None, threads=True):
     """(module source, function name) for `program`; raises Unsupported if a primitive has
     no lowering yet. Rank-0 inputs and outputs of the entry function are scalars.
-    `threads=False` emits no parallel loops (the serial build of a parallel program)."""
+    `threads="blas"` emits no parallel loops but cuts big products into blocks for Numba's
+    threads (`matmul_threads`: the serial build of a parallel program, run with one thread
+    when it stands for the serial build); `threads=False` uses no threads at all (what a native
+    library is built from)."""
     source = ModuleEmitter(program, vmath_lookup, threads).emit()
     return (profile.instrument(source, program.name) if profile.enabled() else source), program.name
 from . import opaque_rules  # noqa: F401

@@ -62,7 +62,9 @@ class NumbaProgram:
         self._tier = None  # a parallel program's choice of build: parallel.BuildChoice
         self._serial_module = self.module  # see serial_module
         self.tier_up_thread = None  # the background compile of the parallel build, once started
-        self._one_thread_serial = False  # a "blas" program: its serial calls are its own, on one thread
+        self._one_thread_serial = False  # its serial build has threaded products: timed serial calls run on one thread
+        self._serial_module_threaded = False  # _serial_module is not what a native library is built from
+        self._library_module = None  # what serial_module emits when _serial_module is not that
         threads = parallel.threaded(self.source)
         if threads == "blas":
             self._serial_module = None  # emitted only if a library is built
@@ -70,11 +72,18 @@ class NumbaProgram:
             if serial_first:  # else a library's BuildChoice already stands for the serial build
                 self._tier, self._one_thread_serial = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S), True
         elif threads:
-            serial, _ = emit_module(program, vmath_lookup(), threads=False)
+            # the serial build keeps its products' blocks on Numba's threads (the same bits as
+            # one thread): a GEMM-bound training step runs on every core from its first call,
+            # while the rent for the parallel loops' compile is paid; the build's timed serial
+            # phases run it on one thread
+            serial, _ = emit_module(program, vmath_lookup(), threads="blas")
             self._serial_module = disk_cache.load_module(serial, owner=self)
+            if parallel.threaded(serial) is not None:
+                self._serial_module_threaded = True
             if serial_first:
                 self._parallel_fn, self._fn = self._fn, getattr(self._serial_module, self.fn_name)
-                self._tier, self._parallel_ready = parallel.BuildChoice(), False
+                self._tier = parallel.BuildChoice(rent_threads=self._serial_module_threaded)
+                self._parallel_ready, self._one_thread_serial = False, self._serial_module_threaded
         # float16/bfloat16 inputs, outputs and constants are float32 in compiled code (narrow_floats)
         narrow_in, self._narrow_out = narrow_floats.narrow_boundary(program)
         self._widen_in = [i for i, n in enumerate(narrow_in) if n]
@@ -132,7 +141,9 @@ class NumbaProgram:
                 else:  # compiling in the background: this call runs serial, and is not credited to a build
                     self._tier_up()
                     on_parallel = False
-            one_thread = self._one_thread_serial and not on_parallel
+            # a rent call may use threads unless a library builder holds a core: a GEMM cut for
+            # two threads then waits for the one the builder preempts (40 vs 9 ms a call)
+            one_thread = self._one_thread_serial and not on_parallel and not (tier.threads_allowed and not _builder_busy())
             start = tier.start()  # after the compile: it is not the build's running cost
         for i in self._arrays_in:
             if not args[i].flags.c_contiguous:  # jnp.zeros' stride 0, a view: copied (~90 ns a check)
@@ -185,12 +196,14 @@ class NumbaProgram:
     def serial_module(self):
         """The build without threads: what a native library is built from (aot.py). A program
         threaded only in its products (one build) emits it when the library builder first asks."""
-        if self._serial_module is None:
+        if self._serial_module is not None and not self._serial_module_threaded:
+            return self._serial_module
+        if self._library_module is None:
             from .emit_cpu import emit_module
 
             serial, _ = emit_module(self.program, vmath_lookup(), threads=False)
-            self._serial_module = disk_cache.load_module(serial, owner=self)
-        return self._serial_module
+            self._library_module = disk_cache.load_module(serial, owner=self)
+        return self._library_module
 
     def as_text(self):
         return self.source

@@ -146,3 +146,57 @@ def test_without_a_bundled_openblas_the_table_holds_scipys_cython_functions(tmp_
                          env={**os.environ, "OMNISTAGE_CACHE_DIR": str(tmp_path)})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "ok"
+
+
+def test_the_serial_build_of_a_parallel_program_runs_its_products_on_threads_while_renting(monkeypatch):
+    """A program with parallel loops and a big product: its Numba serial build calls the
+    threaded product kernel (its rent calls use every thread), its timed serial calls run on
+    one thread, the library is built from a module with no threads at all, and every build and
+    phase gives the same bits."""
+    from omnistage.codegen import executable
+
+    monkeypatch.setattr(parallel, "_ENABLED", True)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", 1)
+    monkeypatch.setattr(executable, "_builder_busy", lambda: False)  # a library builder left by another test
+    entered = []
+
+    class counting_one_thread(parallel.one_thread):
+        def __enter__(self):
+            entered.append(1)
+            return super().__enter__()
+
+    monkeypatch.setattr(parallel, "one_thread", counting_one_thread)
+    rng = np.random.RandomState(4)
+    x, w = rng.rand(96, 700).astype(np.float32), rng.rand(700, 530).astype(np.float32)
+    scale = float(rng.randint(2, 1000))  # a program no earlier run cached
+    compiled = omnistage.jit(lambda x, w: jnp.tanh(x @ w / scale) + x.sum(), backend="cpu").lower(x, w).compile()
+    ex = compiled.executable
+    assert parallel.threaded(compiled.as_text()) == "loops"
+    assert ex._serial_module_threaded and ex._one_thread_serial
+    library = ex.serial_module
+    assert library is not ex._serial_module and library is not ex.module
+    assert ex.serial_module is library  # emitted once
+    tier = ex._tier
+    assert tier.phase == "rent" and tier.threads_allowed and not tier.parallel
+    rent = np.asarray(compiled(x, w))
+    assert not entered  # rent calls keep their threads
+    tier._enter("resample")
+    assert not tier.threads_allowed
+    one = np.asarray(compiled(x, w))
+    assert entered  # a timed serial call runs on one thread
+    assert np.array_equal(rent, one)
+    expected = np.tanh(x.astype(np.float64) @ w / scale) + x.astype(np.float64).sum()
+    np.testing.assert_allclose(rent, expected, rtol=2e-5, atol=2e-4)
+
+
+def test_the_serial_build_with_threaded_products_and_the_library_module_differ_only_in_threads():
+    from omnistage.codegen.emit_cpu import emit_module
+
+    x = np.random.RandomState(0).rand(128, 784).astype(np.float32)
+    w = np.random.RandomState(1).rand(784, 1024).astype(np.float32)
+    program = omnistage.jit(lambda x, w: jnp.tanh(x @ w)).lower(x, w).compile().executable.program
+    blas, _ = emit_module(program, threads="blas")
+    assert "numba.prange(" not in blas
+    if parallel.enabled():
+        assert "_kn.matmul_threads(" in blas and parallel.threaded(blas) == "blas"
+    assert "_kn.matmul_threads(" not in emit_module(program, threads=False)[0]

@@ -206,3 +206,25 @@ def test_threads_calling_a_program_whose_build_switches_get_the_serial_bits(monk
     assert not errors
     assert len(results) == 602 and all(r == expected for r in results)
     assert compiled.executable._parallel_ready and choice.trials >= 2  # both builds ran
+
+
+def test_a_rent_with_threads_is_followed_by_a_serial_resample_before_the_trial():
+    """rent_threads: the rent's calls may use threads (their products' blocks), so they do not
+    stand for the serial build: a resample on one thread gives the serial mean the trial is
+    compared with."""
+    choice = parallel.BuildChoice(rent_threads=True)
+    assert choice.phase == "rent" and choice.threads_allowed
+    run(choice, 6001, 1e-4, 1e-5)  # the rent's 0.6 s, at a made-up threaded speed
+    assert choice.phase == "resample" and not choice.threads_allowed and not choice.parallel
+    run(choice, 1000, 3e-4, 1e-4)  # the resample: one-thread serial calls
+    assert choice.serial_mean == pytest.approx(3e-4)
+    assert choice.trials >= 1 and choice.losses == 0 and not choice.threads_allowed
+
+
+def test_without_rent_threads_no_phase_allows_threads_in_serial_calls():
+    choice = parallel.BuildChoice()
+    seen = set()
+    for _ in range(20_000):
+        seen.add(choice.threads_allowed)
+        run(choice, 1, 1e-4, 2e-4)
+    assert seen == {False}
