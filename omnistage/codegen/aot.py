@@ -620,7 +620,8 @@ def schedule_build(numba_program):
         # parallel loops need Numba's threading library, which only Numba can load: a library
         # is the serial build, and a process using it tiers up to Numba's parallel build
         "key": key, "module": numba_program.serial_module.__name__, "entry": numba_program.fn_name,
-        "parallel": numba_program.serial_module is not numba_program.module,
+        # products' blocks run on the GEMM pool in a library too: only parallel loops tier up
+        "parallel": parallel.threaded(numba_program.source) == "loops",
         "signature": _signature(program), "scalar": [len(s) == 0 for s, _ in _signature(program)[0]],
     }
     return _spawn(request)

@@ -9,7 +9,9 @@ and the process keeps that copy equal to `table` (`mirror`, table_mirrors), as w
 machine code holds no address of this process, Numba's cache serves every process, and a
 library needs nothing of Numba's.
 
-What the table holds is what Numba's `np.dot` reaches through `numba_xxgemm`: the Fortran
+Its last slot, POOL_SLOT, is the GEMM pool's entry (gemm_pool), 0 until the pool is loaded.
+
+What the gemm slots hold is what Numba's `np.dot` reaches through `numba_xxgemm`: the Fortran
 gemm of the BLAS that `scipy.linalg.cython_blas` wraps. SciPy's wheels bundle OpenBLAS in
 `scipy.libs` with prefixed symbols (`scipy_sgemm_`); `fill` loads that library with ctypes
 (~1 ms). Importing `scipy.linalg.cython_blas`, which imports the whole `scipy.linalg` package
@@ -28,7 +30,8 @@ from .table_mirrors import Mirrors
 
 SYMBOL = "omnistage_blas_gemm"
 KINDS = "sdcz"  # slot order: float32, float64, complex64, complex128
-LENGTH = len(KINDS)
+POOL_SLOT = len(KINDS)  # then gemm_pool's function running a product's blocks (0: none loaded)
+LENGTH = len(KINDS) + 1
 
 table = (ctypes.c_int64 * LENGTH)()
 
@@ -55,6 +58,13 @@ def fill():
                 _filled = True
                 _mirrors.sync()
     return _filled
+
+
+def set_pool(address):
+    """Compiled products run their blocks through the function at `address` from now on."""
+    with _lock:
+        table[POOL_SLOT] = address
+        _mirrors.sync()
 
 
 def mirror(address):

@@ -64,6 +64,9 @@ def configure(parallel_loops=None):
     if _configured:
         return None
     _configured = True
+    from . import gemm_pool
+
+    gemm_pool.start()  # the threads a big product's blocks run on (loaded, or built in the background)
     n = wanted_threads(parallel_loops=parallel_loops)
     if n is None:
         return None

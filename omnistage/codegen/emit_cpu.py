@@ -252,6 +252,10 @@ class ModuleEmitter:
         if self.vmath_used:
             head.append(f"from omnistage.codegen.vmath import {', '.join(sorted(self.vmath_used))}")
         functions, params = self._name_param_arrays(self.functions + [entry])
+        if not any("numba.prange(" in f for f in functions):
+            # no parallel loops whose threads (Numba's, spinning after a loop) would fight the
+            # GEMM pool's: products run on the pool (robust to a preempted thread), else on Numba's
+            functions = [f.replace("_kn.matmul_threads(", "_kn.matmul_pool_threads(") for f in functions]
         functions, constants = hoist_constants(functions)
         blocks = ["\n".join(head + constants + params)] + functions
         return "\n\n\n".join(blocks) + "\n"
@@ -1134,15 +1138,19 @@ def _emit_dot_general(em, e):
 
 
 def _matmul_kernel(em, B, M, N, K):
-    """`matmul_threads` in a build with threads (a parallel one, or the Numba serial build of a
-    parallel program) where the product is big enough to cut into blocks for Numba's threads (kernels.gemm_blocks decides by shape, and both kernels compute the same
-    blocks: the same bits), else `matmul`."""
+    """For a product big enough to cut into blocks (kernels.gemm_blocks decides by shape):
+    `matmul_threads` in a build with threads (Numba's threads; `matmul_pool_threads`, the GEMM
+    pool first, once the module turns out to have no parallel loops: ModuleEmitter.emit),
+    `matmul_pool` in one without (what native libraries are built from: the GEMM pool, else
+    serial); else `matmul`. All compute the same blocks with the same calls: the same bits."""
     from . import kernels
 
-    if not (em.module.threads and parallel.enabled()) or B * M * N * K < kernels.GEMM_SPLIT_WORK:
+    if not parallel.enabled() or B * M * N * K < kernels.GEMM_SPLIT_WORK:
         return "matmul"
     blocks, _ = kernels.gemm_blocks.py_func(M, N, K)
-    return "matmul_threads" if B * blocks > 1 else "matmul"
+    if B * blocks < 2:
+        return "matmul"
+    return "matmul_threads" if em.module.threads else "matmul_pool"
 
 
 def _blas_operand(em, name, aval, axes, batch_size, shape):

@@ -130,6 +130,87 @@ def _xxgemm(typingctx, transa, transb, m, n, k, a, a_at, lda, b, b_at, ldb, c, c
     return sig, codegen
 
 
+_POOL_T = ir.FunctionType(ir.VoidType(), [_VOID_P, _I64, _VOID_P, _VOID_P, _VOID_P])
+
+
+def _table_entry(builder, slot):
+    table = table_mirrors.declare(builder, blas_table.SYMBOL, blas_table.LENGTH)
+    return builder.load(builder.gep(table, [_I32(0), _I32(slot)]))
+
+
+@intrinsic
+def _pool_ready(typingctx):
+    """Whether the GEMM pool (gemm_pool) is loaded in this process: its table slot is set."""
+    def codegen(context, builder, sig, args):
+        return builder.icmp_unsigned("!=", _table_entry(builder, blas_table.POOL_SLOT), _I64(0))
+
+    return types.boolean(), codegen
+
+
+@intrinsic
+def _pool_gemm_calls(typingctx, calls, count, c):
+    """Run `count` BLAS gemm calls (rows of the int64 array `calls`, gemm_pool.CALL_WORDS each)
+    of `c`'s dtype on the GEMM pool; the caller checked `_pool_ready()`."""
+    if not (isinstance(calls, types.Array) and calls.dtype == types.int64 and isinstance(c, types.Array)
+            and c.dtype in _GEMM_DTYPES):
+        return None
+    sig = types.void(calls, count, c)
+
+    def codegen(context, builder, sig, args):
+        calls_v, count_v, _ = args
+        dtype = sig.args[2].dtype
+        gemm = _table_entry(builder, blas_table.KINDS.index(_nb_linalg.get_blas_kind(dtype)))
+        with builder.if_then(builder.icmp_unsigned("==", gemm, _I64(0)), likely=False):
+            builder.call(builder.module.declare_intrinsic("llvm.trap", fnty=ir.FunctionType(ir.VoidType(), [])), ())
+        pool = builder.inttoptr(_table_entry(builder, blas_table.POOL_SLOT), _POOL_T.as_pointer())
+        data = builder.bitcast(context.make_array(sig.args[0])(context, builder, calls_v).data, _VOID_P)
+        alpha = _nb_linalg.make_constant_slot(context, builder, dtype, 1.0)
+        beta = _nb_linalg.make_constant_slot(context, builder, dtype, 0.0)
+        builder.call(pool, (builder.inttoptr(gemm, _VOID_P), builder.sext(count_v, _I64) if count_v.type.width < 64 else count_v,
+                            data, builder.bitcast(alpha, _VOID_P), builder.bitcast(beta, _VOID_P)))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@_kernel
+def _block_call(a3, b3, out, i, ta, tb, j, blocks, rows, call):
+    """Block `j` of `out[i] = op(a3[i]) @ op(b3[i])` as the arguments of its one BLAS call,
+    into `call` (gemm_pool's layout): what `_matmul_block` calls, not called."""
+    M, N = out.shape[1], out.shape[2]
+    K = a3.shape[1] if ta else a3.shape[2]
+    lo, hi = _block_edges(M if rows else N, blocks, j)
+    a_at, b_at, c_at = i * a3.shape[1] * a3.shape[2], i * b3.shape[1] * b3.shape[2], i * M * N
+    lda, ldb = (M if ta else K), (K if tb else N)
+    if rows:
+        c_at += lo * N
+        a_at += lo if ta else lo * K
+        m, n = N, hi - lo
+    else:
+        c_at += lo
+        b_at += lo * K if tb else lo
+        m, n = hi - lo, M
+    size = out.itemsize
+    call[0], call[1], call[2], call[3], call[4] = tb, ta, m, max(n, 0), K
+    call[5], call[6], call[7] = ldb, lda, N
+    call[8] = b3.ctypes.data + b_at * size
+    call[9] = a3.ctypes.data + a_at * size
+    call[10] = out.ctypes.data + c_at * size
+
+
+@_kernel
+def _blocks_on_pool(a3, b3, out, ta, tb, blocks, rows, tasks):
+    """Run the product's blocks on the GEMM pool when it is loaded (the caller takes blocks
+    too); whether they ran. The same calls as `_matmul_block`'s, so the same bits."""
+    if tasks < 2 or not _pool_ready():
+        return False
+    calls = np.empty((tasks, 11), np.int64)
+    for t in range(tasks):
+        _block_call(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows, calls[t])
+    _pool_gemm_calls(calls, tasks, out)
+    return True
+
+
 @_kernel
 def _matmul_block(a3, b3, out, i, ta, tb, j, blocks, rows):
     """Block `j` of `out[i] = op(a3[i]) @ op(b3[i])`, one BLAS call. Row-major C (M x N) is
@@ -183,15 +264,35 @@ def matmul(a, b, out, params):
 
 
 @_entry_reading(0, 1)
+def matmul_pool(a, b, out, params):
+    """`matmul` with its blocks on the GEMM pool when it is loaded (gemm_pool; what native
+    libraries call for a big product), else run here: the same blocks and calls either way."""
+    a3, b3, ta, tb, blocks, rows, tasks = _blocked(a, b, out, params)
+    if not _blocks_on_pool(a3, b3, out, ta, tb, blocks, rows, tasks):
+        for t in range(tasks):
+            _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
+
+
+@_entry_reading(0, 1)
+def matmul_pool_threads(a, b, out, params):
+    """`matmul` with its blocks on the GEMM pool, or on Numba's threads while it is not loaded
+    (Numba builds with threads but no parallel loops): the same blocks and calls, the same bits."""
+    a3, b3, ta, tb, blocks, rows, tasks = _blocked(a, b, out, params)
+    if not _blocks_on_pool(a3, b3, out, ta, tb, blocks, rows, tasks):
+        _matmul_threads(a3, b3, out, ta, tb, blocks, rows, tasks)
+
+
+@_entry_reading(0, 1)
 def matmul_threads(a, b, out, params):
-    """`matmul` with its blocks on Numba's threads (the parallel build of a program calls it):
-    the same blocks and calls, so the same bits."""
-    _matmul_threads(a, b, out, params)
+    """`matmul` with its blocks on Numba's threads (Numba builds with threads call it; not the
+    GEMM pool, whose threads would spin against Numba's between a program's loops and its
+    products): the same blocks and calls, so the same bits."""
+    a3, b3, ta, tb, blocks, rows, tasks = _blocked(a, b, out, params)
+    _matmul_threads(a3, b3, out, ta, tb, blocks, rows, tasks)
 
 
 @numba.njit(nogil=True, cache=True, parallel=True)
-def _matmul_threads(a, b, out, params):
-    a3, b3, ta, tb, blocks, rows, tasks = _blocked(a, b, out, params)
+def _matmul_threads(a3, b3, out, ta, tb, blocks, rows, tasks):
     for t in numba.prange(tasks):
         _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
 

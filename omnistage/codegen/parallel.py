@@ -260,7 +260,7 @@ def threaded(source):
     threads: one build, its serial calls run with one thread, `one_thread()`), or None."""
     if "numba.prange(" in source:
         return "loops"
-    if "_kn.matmul_threads(" in source:
+    if "_kn.matmul_threads(" in source or "_kn.matmul_pool_threads(" in source:
         return "blas"
     return None
 
@@ -272,12 +272,16 @@ class one_thread:
     def __enter__(self):
         import numba
 
+        from . import gemm_pool
+
         self._n = numba.get_num_threads()
         numba.set_num_threads(1)
+        self._pool = gemm_pool.one_thread().__enter__()
 
     def __exit__(self, *exc):
         import numba
 
+        self._pool.__exit__(*exc)
         numba.set_num_threads(self._n)
 
 

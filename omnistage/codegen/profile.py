@@ -88,7 +88,7 @@ def _label(group):
     loc = next((m.group(1) for m in map(_LOC.search, group) if m), "")
     names = [m.group(1) for m in map(_ASSIGN.match, group) if m]
     what = []
-    if any("_kn.matmul(" in line for line in group):
+    if any(re.search(r"\b_kn\.matmul\w*\(", line) for line in group):
         what.append("BLAS")
     if any("prange(" in line for line in group):
         what.append("parallel loop")

@@ -64,10 +64,12 @@ def test_a_parallel_build_calls_the_threaded_kernel_and_the_serial_build_the_oth
     lowered = omnistage.jit(lambda x, w: jnp.tanh(x @ w)).lower(x, w)
     program = lowered.compile().executable.program
     serial, _ = emit_module(program, threads=False)
-    assert "_kn.matmul(" in serial and "_kn.matmul_threads(" not in serial
-    if parallel.enabled():
+    assert "_kn.matmul_threads(" not in serial and not parallel.threaded(serial)
+    if parallel.enabled():  # a library's module: the GEMM pool's kernel, no Numba threads
+        assert "_kn.matmul_pool(" in serial
         threaded, _ = emit_module(program, threads=True)
-        assert "_kn.matmul_threads(" in threaded and parallel.threaded(threaded)
+        # no parallel loops here (a small tanh): the GEMM pool first, else Numba's threads
+        assert "_kn.matmul_pool_threads(" in threaded and parallel.threaded(threaded) == "blas"
 
 
 def test_a_program_threaded_only_in_its_products_has_one_build_and_the_same_bits_either_way(monkeypatch):
@@ -116,7 +118,7 @@ def test_the_blas_table_is_filled_without_importing_scipy_linalg():
         pytest.skip("this SciPy has no bundled OpenBLAS (scipy.libs): the table reads cython_blas")
 
     code = ("import sys; from omnistage.codegen import blas_table, blas_threads\n"
-            "assert blas_table.fill() and all(blas_table.table)\n"
+            "assert blas_table.fill() and all(blas_table.table[:len(blas_table.KINDS)])\n"
             "assert blas_threads.current_threads() is not None\n"
             "print('scipy.linalg' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -134,7 +136,7 @@ def test_without_a_bundled_openblas_the_table_holds_scipys_cython_functions(tmp_
             "from omnistage.codegen import blas_table\n"
             "blas_table._bundled_paths = lambda: []\n"
             "from omnistage.codegen import kernels as kn\n"
-            "assert blas_table.fill() and all(blas_table.table)\n"
+            "assert blas_table.fill() and all(blas_table.table[:len(blas_table.KINDS)])\n"
             "rng = np.random.default_rng(0)\n"
             "a, b = rng.standard_normal((1, 50, 70)), rng.standard_normal((1, 70, 40))\n"
             "out = np.empty((1, 50, 40))\n"
@@ -198,5 +200,21 @@ def test_the_serial_build_with_threaded_products_and_the_library_module_differ_o
     blas, _ = emit_module(program, threads="blas")
     assert "numba.prange(" not in blas
     if parallel.enabled():
-        assert "_kn.matmul_threads(" in blas and parallel.threaded(blas) == "blas"
-    assert "_kn.matmul_threads(" not in emit_module(program, threads=False)[0]
+        assert "_kn.matmul_pool_threads(" in blas and parallel.threaded(blas) == "blas"
+    library = emit_module(program, threads=False)[0]
+    assert "_threads(" not in library and parallel.threaded(library) is None
+
+
+def test_a_module_with_parallel_loops_keeps_its_products_on_numbas_threads(monkeypatch):
+    """Numba's threads spin for a while after a parallel loop: the products of a module with
+    parallel loops run on those threads, not on the GEMM pool's, which would fight them."""
+    from omnistage.codegen.emit_cpu import emit_module
+
+    monkeypatch.setattr(parallel, "_ENABLED", True)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", 1)
+    x = np.random.RandomState(0).rand(128, 784).astype(np.float32)
+    w = np.random.RandomState(1).rand(784, 1024).astype(np.float32)
+    program = omnistage.jit(lambda x, w: jnp.tanh(x @ w) + x.sum()).lower(x, w).compile().executable.program
+    loops, _ = emit_module(program, threads=True)
+    assert "numba.prange(" in loops and "_kn.matmul_threads(" in loops and "_pool" not in loops
+    assert "_kn.matmul_pool_threads(" in emit_module(program, threads="blas")[0]

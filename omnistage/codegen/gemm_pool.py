@@ -1,0 +1,304 @@
+"""The GEMM pool: a small native thread pool that runs the blocks of a big product (`kernels`:
+each block one single-threaded BLAS call) on the machine's cores, in compiled code with or
+without Numba (a native library, `aot`, has no Numba threading layer).
+
+Why our own pool and not Numba's prange: blocks are handed out one at a time from a queue, and
+the calling thread takes blocks too and never waits for a worker that has not started one. A
+preempted worker (a loaded machine; the library builder, SCHED_IDLE as it is, next to a
+program's first calls) costs at most the block it holds, where a static split waits for it at
+the barrier (Numba's omp layer beside a running builder: 40 ms a call against 9 ms serial for
+mnist_classifier's update). The blocks and their calls are fixed by the product's shape alone
+(`kernels.gemm_blocks`), so the bits never depend on how many threads ran, or which.
+
+The pool is C (SOURCE), compiled once per machine with the C compiler native libraries are
+linked with, kept in the private cache directory with a tagged record of its SHA-256 and loaded
+only from bytes with that hash (aot_trust), as libraries are. It is built in a background
+thread the first time a process asks for it (`start`), so no call waits for the compiler;
+until it is loaded, and for good on a machine without a compiler, `blas_table`'s POOL_SLOT
+holds 0 and compiled code runs the blocks itself (Numba builds on Numba's threads, libraries
+serially): the same bits.
+
+Workers: one fewer than the cores this process may run on (the caller is the other), none when
+parallel loops are off (OMNISTAGE_PARALLEL=0, one core). `one_thread()` makes the calling
+thread's products run alone (a build's timed serial calls, parallel.one_thread).
+
+Imports only the standard library (the warm path must not import Numba).
+"""
+import ctypes
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+import threading
+
+from . import aot_trust, blas_table, cache_integrity
+
+FUNCTION = "omnistage_gemm_calls"
+CALL_WORDS = 11  # int64s per BLAS call: transa, transb, m, n, k, lda, ldb, ldc, a, b, c (addresses)
+
+SOURCE = r"""
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <time.h>
+
+typedef void (*gemm_fn)(const char *, const char *, const int *, const int *, const int *, const void *,
+                        const void *, const int *, const void *, const int *, const void *, void *, const int *);
+
+typedef struct {
+    gemm_fn gemm;
+    const int64_t *calls;
+    const void *alpha, *beta;
+    int64_t count, next, done;
+} job_t;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
+static job_t *current = NULL;
+static uint64_t generation = 0;
+static int workers = 0;
+static __thread int alone = 0;
+
+static void run(const job_t *j, int64_t i) {
+    const int64_t *c = j->calls + 11 * i;
+    char ta = c[0] ? 't' : 'n', tb = c[1] ? 't' : 'n';
+    int m = (int)c[2], n = (int)c[3], k = (int)c[4], lda = (int)c[5], ldb = (int)c[6], ldc = (int)c[7];
+    if (m <= 0 || n <= 0) return;
+    j->gemm(&ta, &tb, &m, &n, &k, j->alpha, (const void *)(intptr_t)c[8], &lda, (const void *)(intptr_t)c[9],
+            &ldb, j->beta, (void *)(intptr_t)c[10], &ldc);
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* A worker waits for the next product spinning for SPIN_NS first: a program's products come
+   back to back, and waking a sleeping thread (a futex, a halted virtual CPU) takes tens of us,
+   a good part of a 100 us block. */
+#define SPIN_NS 200000
+
+static void *work(void *unused) {
+    sigset_t all;
+    uint64_t seen = 0;
+    (void)unused;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);  /* signals are the interpreter's main thread's */
+    pthread_mutex_lock(&mu);
+    for (;;) {
+        if (generation == seen) {
+            int64_t until = now_ns() + SPIN_NS;
+            int spins = 0;
+            pthread_mutex_unlock(&mu);
+            while (__atomic_load_n(&generation, __ATOMIC_ACQUIRE) == seen) {
+                if (++spins % 64 == 0 && now_ns() > until) break;
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+            }
+            pthread_mutex_lock(&mu);
+        }
+        while (current == NULL || generation == seen) pthread_cond_wait(&wake, &mu);
+        job_t *j = current;
+        seen = generation;
+        while (j->next < j->count) {
+            int64_t i = j->next++;
+            pthread_mutex_unlock(&mu);
+            run(j, i);
+            pthread_mutex_lock(&mu);
+            if (++j->done == j->count) pthread_cond_signal(&finished);
+        }
+    }
+    return NULL;
+}
+
+/* The calls, each a BLAS gemm with the given alpha and beta, on the pool and this thread. */
+void omnistage_gemm_calls(void *gemm, int64_t count, const int64_t *calls, const void *alpha, const void *beta) {
+    job_t j = {(gemm_fn)gemm, calls, alpha, beta, count, 0, 0};
+    int64_t i;
+    pthread_mutex_lock(&mu);
+    if (workers == 0 || alone || count < 2 || current != NULL) {  /* current: another thread's product */
+        pthread_mutex_unlock(&mu);
+        for (i = 0; i < count; i++) run(&j, i);
+        return;
+    }
+    current = &j;
+    __atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE);
+    if (count - 1 >= workers) pthread_cond_broadcast(&wake);
+    else for (i = 1; i < count; i++) pthread_cond_signal(&wake);
+    while (j.next < j.count) {
+        i = j.next++;
+        pthread_mutex_unlock(&mu);
+        run(&j, i);
+        pthread_mutex_lock(&mu);
+        j.done++;
+    }
+    while (j.done < j.count) pthread_cond_wait(&finished, &mu);
+    current = NULL;
+    pthread_mutex_unlock(&mu);
+}
+
+static void after_fork_in_child(void) {  /* the workers did not come along */
+    pthread_mutex_init(&mu, NULL);
+    pthread_cond_init(&wake, NULL);
+    pthread_cond_init(&finished, NULL);
+    current = NULL;
+    workers = 0;
+}
+
+/* Start n workers (once); the number running. */
+int omnistage_gemm_pool_start(int n) {
+    static int forks_handled = 0;
+    pthread_mutex_lock(&mu);
+    if (!forks_handled) {
+        pthread_atfork(NULL, NULL, after_fork_in_child);
+        forks_handled = 1;
+    }
+    while (workers < n) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 1 << 20);
+        int failed = pthread_create(&t, &attr, work, NULL);
+        pthread_attr_destroy(&attr);
+        if (failed) break;
+        workers++;
+    }
+    n = workers;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+/* Whether this thread's products run without the pool (1) or with it (0); the previous value. */
+int omnistage_gemm_pool_alone(int value) {
+    int previous = alone;
+    alone = value;
+    return previous;
+}
+"""
+
+_KEY = hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
+LIBRARY = f"omnistage_gemm_pool_{_KEY}.so"
+RECORD = f"omnistage_gemm_pool_{_KEY}.json"
+
+_lock = threading.Lock()
+_started = False
+_library = None  # the loaded pool (ctypes.CDLL), once loaded
+_alone = None  # its omnistage_gemm_pool_alone, once loaded
+
+
+def start():
+    """Make the pool available to compiled code soon: load it now when it is in the cache, else
+    build it in a background thread. Once per process; never raises, never waits for a compiler."""
+    global _started
+    with _lock:
+        if _started:
+            return
+        _started = True
+    workers = _workers()
+    if workers < 1:
+        return
+    try:
+        if _load(workers):
+            return
+    except Exception:  # noqa: BLE001 - no pool: products run their blocks themselves
+        return
+    threading.Thread(target=_build_and_load, args=(workers,), daemon=True, name="omnistage GEMM pool build").start()
+
+
+def ready():
+    """Whether compiled code's products run on the pool now."""
+    return _library is not None
+
+
+class one_thread:
+    """The calling thread's products run their blocks themselves for a while (the same bits)."""
+
+    def __enter__(self):
+        alone = _alone
+        self._previous = alone(1) if alone is not None else None
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            _alone(self._previous)
+
+
+def _workers():
+    from . import parallel
+
+    if not parallel.likely_enabled():
+        return 0
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return cores - 1
+
+
+def _load(workers):
+    """Load the cached pool whose bytes match its tagged record; whether it was."""
+    record = aot_trust.read_record(RECORD)
+    if record is None:
+        return False
+    path = aot_trust.library_path(record, RECORD)
+    return path is not None and _load_path(path, workers)
+
+
+def _load_path(path, workers):
+    global _library, _alone
+    library = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    start_pool = library.omnistage_gemm_pool_start
+    start_pool.restype, start_pool.argtypes = ctypes.c_int, [ctypes.c_int]
+    alone = library.omnistage_gemm_pool_alone
+    alone.restype, alone.argtypes = ctypes.c_int, [ctypes.c_int]
+    address = ctypes.cast(getattr(library, FUNCTION), ctypes.c_void_p).value
+    if start_pool(workers) < 1 or not address:
+        return False
+    _library, _alone = library, alone
+    blas_table.set_pool(address)
+    return True
+
+
+def _build_and_load(workers):
+    """Compile SOURCE in a private temporary directory, load what was compiled there, and
+    publish it with its record for later processes."""
+    try:
+        cc = aot_trust.compiler_command()
+        if cc is None:
+            return
+        with tempfile.TemporaryDirectory(prefix="omnistage_gemm_pool_") as work:
+            source = os.path.join(work, "pool.c")
+            with open(source, "w") as f:
+                f.write(SOURCE)
+            built = os.path.join(work, "pool.so")
+            result = subprocess.run([*cc, "-shared", "-fPIC", "-O2", "-pthread", "-o", built, source],
+                                    capture_output=True, timeout=120)
+            if result.returncode != 0:
+                return
+            with open(built, "rb") as f:
+                data = f.read()
+            _publish(data)
+            _load_path(built, workers)
+    except Exception:  # noqa: BLE001 - no pool: products run their blocks themselves
+        pass
+
+
+def _publish(data):
+    from . import disk_cache
+
+    try:
+        directory = disk_cache.cache_dir()
+        if not directory:
+            return
+        pdir = cache_integrity.private_dir(directory)
+        pdir.publish(LIBRARY, data)
+        record = aot_trust.signed({"library": LIBRARY, "sha256": hashlib.sha256(data).hexdigest()}, RECORD)
+        pdir.publish(RECORD, (json.dumps(record, sort_keys=True) + "\n").encode())
+    except Exception:  # noqa: BLE001 - an unwritable cache: this process still has its pool
+        pass
