@@ -30,9 +30,12 @@ single-threaded BLAS call, so the serial and parallel builds give the same bits)
 cores for the examples' 32..1024 x 784..1024 products. A program threaded only there ("blas",
 `threaded()`) has one build; its serial calls run it with Numba's thread count set to one. The
 serial build of a program with parallel loops cuts its products the same way, and runs them on
-the threads while the rent below is paid (a GEMM-bound training step is on every core from its
-first call; mnist_classifier's update 8.9 -> 5.1 ms in its first 30 calls), on one thread in the
-serial phases BuildChoice times.
+threads while the rent below is paid (a GEMM-bound training step is on every core from its
+first call: mnist_classifier's update 8.2 -> 4.7 ms with OMNISTAGE_AOT=0, JAX 5.3), on one
+thread in the serial phases BuildChoice times. A module without parallel loops runs its
+products' blocks on the GEMM pool (gemm_pool.py: blocks from a queue, so a preempted thread
+delays nobody) once it is loaded, and native libraries do too; a module with parallel loops
+keeps Numba's threads, which spin after each loop and would fight the pool's.
 
 A process runs a parallel program's serial build first, and tries the parallel one (compiled
 in a background thread, calls running serial meanwhile, so a compile of seconds never lands in
