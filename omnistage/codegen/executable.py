@@ -66,6 +66,8 @@ class NumbaProgram:
         self._serial_module_threaded = False  # _serial_module is not what a native library is built from
         self._library_module = None  # what serial_module emits when _serial_module is not that
         threads = parallel.threaded(self.source)
+        if threads:
+            parallel.launch_threads()  # before any of its threaded kernels is loaded
         self._pooled = "_kn.matmul_pool_threads(" in self.source  # threaded in the GEMM pool only
         if threads == "blas":
             self._serial_module = None  # emitted only if a library is built

@@ -288,6 +288,18 @@ class one_thread:
         numba.set_num_threads(self._n)
 
 
+def launch_threads():
+    """Start Numba's threading runtime (once; Numba's own `_launch_threads`) before machine code
+    that runs on it is compiled or loaded from the cache: a cached kernel with a parallel loop
+    linked into it (kernels.matmul_threads) references the runtime's symbols, and Numba re-starts
+    the runtime only for a cached function whose own pipeline made the loop. Loading such a
+    kernel first aborted the process (`LLVM ERROR: Symbol not found: allocate_sched`: a library
+    process tiering up to DP-SGD's parallel build)."""
+    from numba.np.ufunc import parallel as numba_parallel
+
+    numba_parallel._launch_threads()
+
+
 def enabled():
     """Whether generated code may use parallel loops in this process (decided once)."""
     global _ENABLED
