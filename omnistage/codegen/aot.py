@@ -65,7 +65,7 @@ import warnings
 
 import numpy as np
 
-from . import aot_trust, blas_table, blas_threads, cache_integrity, disk_cache, mpi_handles, narrow_floats, parallel
+from . import aot_trust, blas_table, blas_threads, cache_integrity, disk_cache, gemm_pool, mpi_handles, narrow_floats, parallel
 
 FORMAT = 1
 SYMBOL = "omnistage_aot_main"
@@ -491,6 +491,7 @@ class AotProgram:
         self._const_addresses = [_data(c) for c in self._consts]
         self._slots = ctypes.c_void_p * (len(ins) + len(outs))
         self._numba = None
+        self._pooled = bool(record.get("pooled"))  # its products' blocks run on the GEMM pool
         self._tier = parallel.BuildChoice() if record.get("parallel") else None  # the library is the serial build
         self.tier_up_thread = None  # loads the Numba path's parallel build, once started
         self._parallel = None  # that build, once ready
@@ -513,7 +514,12 @@ class AotProgram:
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
         slots = self._slots(*[_data(a) for a in ins], *self._const_addresses, *[_data(a) for a in outs])
         try:
-            status = self._fn(slots)
+            if self._pooled and building():
+                # beside a builder the GEMM pool loses (mnist_vae's epoch 750 vs 550 ms serial)
+                with gemm_pool.one_thread():
+                    status = self._fn(slots)
+            else:
+                status = self._fn(slots)
         except Exception:  # noqa: BLE001 - an error the kernel raised through the C API
             status = -1
         if status != 0:  # the Numba path raises the error properly
@@ -817,7 +823,8 @@ def build(request, work):
     return {
         "format": FORMAT, "key": request["key"], "module": request["module"], "library": name,
         "sha256": _file_sha256(published), "toolchain": disk_cache.toolchain_fingerprint(),
-        "python_api": python_api, "parallel": bool(request.get("parallel")), **tables,
+        "python_api": python_api, "parallel": bool(request.get("parallel")),
+        "pooled": "_kn.matmul_pool(" in source, **tables,
     }
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core import gc_pause
 from ..staging.interpret import compile_program
-from . import blas_probe, compile_log, disk_cache, gemm_pool, memory_check, narrow_floats, numba_extensions, parallel
+from . import blas_probe, compile_log, disk_cache, memory_check, narrow_floats, numba_extensions, parallel
 
 
 def vmath_lookup():
@@ -68,7 +68,6 @@ class NumbaProgram:
         threads = parallel.threaded(self.source)
         if threads:
             parallel.launch_threads()  # before any of its threaded kernels is loaded
-        self._pooled = "_kn.matmul_pool_threads(" in self.source  # threaded in the GEMM pool only
         if threads == "blas":
             self._serial_module = None  # emitted only if a library is built
             self._parallel_fn, self._parallel_ready = self._fn, True
@@ -136,9 +135,9 @@ class NumbaProgram:
         one_thread = False
         if tier is not None:
             on_parallel = tier.parallel
-            if on_parallel and _builder_busy() and not (self._pooled and gemm_pool.ready()):
-                # serial, not credited to a build, until it is done (the GEMM pool's threads
-                # take blocks from a queue: a preempted one delays nobody)
+            if on_parallel and _builder_busy():
+                # serial, not credited to a build, until it is done: beside the builder even the
+                # GEMM pool loses (mnist_vae's epoch of small products 750 vs 550 ms serial)
                 on_parallel = False
             elif on_parallel:
                 if self._parallel_ready:
@@ -146,11 +145,9 @@ class NumbaProgram:
                 else:  # compiling in the background: this call runs serial, and is not credited to a build
                     self._tier_up()
                     on_parallel = False
-            # a rent call may use threads: the GEMM pool's (they take blocks from a queue), or
-            # Numba's unless a library builder holds a core (a GEMM split between two of them
-            # then waits for the one the builder preempts: 40 vs 9 ms a call)
-            one_thread = (self._one_thread_serial and not on_parallel
-                          and not (tier.threads_allowed and (gemm_pool.ready() or not _builder_busy())))
+            # a rent call may use threads unless a library builder holds a core (a GEMM split
+            # between Numba's threads then waits for the one it preempts: 40 vs 9 ms a call)
+            one_thread = self._one_thread_serial and not on_parallel and not (tier.threads_allowed and not _builder_busy())
             start = tier.start()  # after the compile: it is not the build's running cost
         for i in self._arrays_in:
             if not args[i].flags.c_contiguous:  # jnp.zeros' stride 0, a view: copied (~90 ns a check)

@@ -279,3 +279,17 @@ def test_publication_keeps_an_identical_file_and_replaces_a_different_one(tmp_pa
     # no temporary file left (the dot files are the cache's key, manifest and lock)
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")] == ["lib.so"]
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp")]
+
+
+def test_a_library_with_a_big_product_runs_its_blocks_on_the_gemm_pool(filled):
+    """The 300x784 product's library calls the GEMM pool's kernel and its record says so (the
+    process then runs it alone while a builder works); the small programs' do not."""
+    cache, _, _ = filled
+    from omnistage.codegen import parallel
+
+    libs = [r for r in records(cache).values() if "library" in r]
+    pooled = [r for r in libs if r.get("pooled")]
+    if parallel.likely_enabled():
+        assert len(pooled) == 1 and len(libs) > 1
+    else:
+        assert not pooled
