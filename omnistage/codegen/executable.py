@@ -80,8 +80,7 @@ class NumbaProgram:
             # phases run it on one thread
             serial, _ = emit_module(program, vmath_lookup(), threads="blas")
             self._serial_module = disk_cache.load_module(serial, owner=self)
-            if parallel.threaded(serial) is not None:
-                self._serial_module_threaded = True
+            self._serial_module_threaded = parallel.threaded(serial) is not None
             if serial_first:
                 self._parallel_fn, self._fn = self._fn, getattr(self._serial_module, self.fn_name)
                 self._tier = parallel.BuildChoice(rent_threads=self._serial_module_threaded)

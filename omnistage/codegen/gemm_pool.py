@@ -66,7 +66,7 @@ static int workers = 0;
 static __thread int alone = 0;
 
 static void run(const job_t *j, int64_t i) {
-    const int64_t *c = j->calls + 11 * i;
+    const int64_t *c = j->calls + CALL_WORDS * i;
     char ta = c[0] ? 't' : 'n', tb = c[1] ? 't' : 'n';
     int m = (int)c[2], n = (int)c[3], k = (int)c[4], lda = (int)c[5], ldb = (int)c[6], ldc = (int)c[7];
     if (m <= 0 || n <= 0) return;
@@ -184,6 +184,8 @@ int omnistage_gemm_pool_alone(int value) {
     return previous;
 }
 """
+
+SOURCE = f"#define CALL_WORDS {CALL_WORDS}\n" + SOURCE
 
 _KEY = hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
 LIBRARY = f"omnistage_gemm_pool_{_KEY}.so"

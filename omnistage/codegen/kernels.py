@@ -22,7 +22,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 from numba.np import linalg as _nb_linalg
 
-from . import blas_table, kernel_calls, table_mirrors
+from . import blas_table, gemm_pool, kernel_calls, table_mirrors
 
 llvm.add_symbol(blas_table.SYMBOL, blas_table.address())
 blas_table.fill()  # before any product runs: cached machine code reads the table without typing
@@ -79,6 +79,20 @@ _GEMM_T = ir.FunctionType(ir.VoidType(), [_VOID_P, _VOID_P, _I32.as_pointer(), _
 _GEMM_DTYPES = (types.float32, types.float64, types.complex64, types.complex128)
 
 
+def _table_entry(builder, slot):
+    table = table_mirrors.declare(builder, blas_table.SYMBOL, blas_table.LENGTH)
+    return builder.load(builder.gep(table, [_I32(0), _I32(slot)]))
+
+
+def _gemm_address(builder, dtype):
+    """The gemm of `dtype` from the BLAS table (an int64)."""
+    address = _table_entry(builder, blas_table.KINDS.index(_nb_linalg.get_blas_kind(dtype)))
+    with builder.if_then(builder.icmp_unsigned("==", address, _I64(0)), likely=False):
+        # cached machine code in a process whose SciPy has no BLAS: stop, never a wrong product
+        builder.call(builder.module.declare_intrinsic("llvm.trap", fnty=ir.FunctionType(ir.VoidType(), [])), ())
+    return address
+
+
 @intrinsic
 def _xxgemm(typingctx, transa, transb, m, n, k, a, a_at, lda, b, b_at, ldb, c, c_at, ldc):
     """BLAS gemm, column-major: c[c_at:] (m x n, ld ldc) = op(a[a_at:]) @ op(b[b_at:]), calling
@@ -113,13 +127,7 @@ def _xxgemm(typingctx, transa, transb, m, n, k, a, a_at, lda, b, b_at, ldb, c, c
         def int32(v):  # what Numba's numba_xxgemm passes: the sizes as C ints
             return by_reference(builder.trunc(v, _I32) if v.type.width > 32 else builder.sext(v, _I32))
 
-        table = table_mirrors.declare(builder, blas_table.SYMBOL, blas_table.LENGTH)
-        slot = blas_table.KINDS.index(_nb_linalg.get_blas_kind(dtype))
-        address = builder.load(builder.gep(table, [_I32(0), _I32(slot)]))
-        with builder.if_then(builder.icmp_unsigned("==", address, _I64(0)), likely=False):
-            # cached machine code in a process whose SciPy has no BLAS: stop, never a wrong product
-            builder.call(builder.module.declare_intrinsic("llvm.trap", fnty=ir.FunctionType(ir.VoidType(), [])), ())
-        gemm = builder.inttoptr(address, _GEMM_T.as_pointer())
+        gemm = builder.inttoptr(_gemm_address(builder, dtype), _GEMM_T.as_pointer())
         alpha = _nb_linalg.make_constant_slot(context, builder, dtype, 1.0)
         beta = _nb_linalg.make_constant_slot(context, builder, dtype, 0.0)
         builder.call(gemm, (flag(ta), flag(tb), int32(m_), int32(n_), int32(k_), builder.bitcast(alpha, _VOID_P),
@@ -131,11 +139,7 @@ def _xxgemm(typingctx, transa, transb, m, n, k, a, a_at, lda, b, b_at, ldb, c, c
 
 
 _POOL_T = ir.FunctionType(ir.VoidType(), [_VOID_P, _I64, _VOID_P, _VOID_P, _VOID_P])
-
-
-def _table_entry(builder, slot):
-    table = table_mirrors.declare(builder, blas_table.SYMBOL, blas_table.LENGTH)
-    return builder.load(builder.gep(table, [_I32(0), _I32(slot)]))
+_CALL_WORDS = gemm_pool.CALL_WORDS
 
 
 @intrinsic
@@ -159,9 +163,7 @@ def _pool_gemm_calls(typingctx, calls, count, c):
     def codegen(context, builder, sig, args):
         calls_v, count_v, _ = args
         dtype = sig.args[2].dtype
-        gemm = _table_entry(builder, blas_table.KINDS.index(_nb_linalg.get_blas_kind(dtype)))
-        with builder.if_then(builder.icmp_unsigned("==", gemm, _I64(0)), likely=False):
-            builder.call(builder.module.declare_intrinsic("llvm.trap", fnty=ir.FunctionType(ir.VoidType(), [])), ())
+        gemm = _gemm_address(builder, dtype)
         pool = builder.inttoptr(_table_entry(builder, blas_table.POOL_SLOT), _POOL_T.as_pointer())
         data = builder.bitcast(context.make_array(sig.args[0])(context, builder, calls_v).data, _VOID_P)
         alpha = _nb_linalg.make_constant_slot(context, builder, dtype, 1.0)
@@ -174,28 +176,33 @@ def _pool_gemm_calls(typingctx, calls, count, c):
 
 
 @_kernel
-def _block_call(a3, b3, out, i, ta, tb, j, blocks, rows, call):
-    """Block `j` of `out[i] = op(a3[i]) @ op(b3[i])` as the arguments of its one BLAS call,
-    into `call` (gemm_pool's layout): what `_matmul_block` calls, not called."""
+def _block_args(a3, b3, out, i, ta, tb, j, blocks, rows):
+    """Block `j` of `out[i] = op(a3[i]) @ op(b3[i])` as its one column-major BLAS call:
+    (transa, transb, m, n, k, BLAS A's offset in b3, lda, BLAS B's offset in a3, ldb, C's
+    offset in out), offsets in elements, m or n 0 for an empty block. Row-major C (M x N) is
+    column-major C^T = op(B)^T @ op(A)^T, so BLAS's "A" is our b and its "B" our a; a block of
+    rows of C is a block of columns of C^T, and a block of columns one of its rows."""
     M, N = out.shape[1], out.shape[2]
     K = a3.shape[1] if ta else a3.shape[2]
     lo, hi = _block_edges(M if rows else N, blocks, j)
+    size = max(hi - lo, 0)
     a_at, b_at, c_at = i * a3.shape[1] * a3.shape[2], i * b3.shape[1] * b3.shape[2], i * M * N
-    lda, ldb = (M if ta else K), (K if tb else N)
+    lda, ldb = (M if ta else K), (K if tb else N)  # leading dims of op(A)^T and op(B)^T, column-major
     if rows:
-        c_at += lo * N
-        a_at += lo if ta else lo * K
-        m, n = N, hi - lo
-    else:
-        c_at += lo
-        b_at += lo * K if tb else lo
-        m, n = hi - lo, M
+        return tb, ta, N, size, K, b_at, ldb, a_at + (lo if ta else lo * K), lda, c_at + lo * N
+    return tb, ta, size, M, K, b_at + (lo * K if tb else lo), ldb, a_at, lda, c_at + lo
+
+
+@_kernel
+def _block_call(a3, b3, out, i, ta, tb, j, blocks, rows, call):
+    """`_block_args` as gemm_pool's row of one call (addresses instead of offsets)."""
+    transa, transb, m, n, k, at_a, lda, at_b, ldb, at_c = _block_args(a3, b3, out, i, ta, tb, j, blocks, rows)
     size = out.itemsize
-    call[0], call[1], call[2], call[3], call[4] = tb, ta, m, max(n, 0), K
-    call[5], call[6], call[7] = ldb, lda, N
-    call[8] = b3.ctypes.data + b_at * size
-    call[9] = a3.ctypes.data + a_at * size
-    call[10] = out.ctypes.data + c_at * size
+    call[0], call[1], call[2], call[3], call[4] = transa, transb, m, n, k
+    call[5], call[6], call[7] = lda, ldb, out.shape[2]
+    call[8] = b3.ctypes.data + at_a * size
+    call[9] = a3.ctypes.data + at_b * size
+    call[10] = out.ctypes.data + at_c * size
 
 
 @_kernel
@@ -204,7 +211,7 @@ def _blocks_on_pool(a3, b3, out, ta, tb, blocks, rows, tasks):
     too); whether they ran. The same calls as `_matmul_block`'s, so the same bits."""
     if tasks < 2 or not _pool_ready():
         return False
-    calls = np.empty((tasks, 11), np.int64)
+    calls = np.empty((tasks, _CALL_WORDS), np.int64)
     for t in range(tasks):
         _block_call(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows, calls[t])
     _pool_gemm_calls(calls, tasks, out)
@@ -213,24 +220,16 @@ def _blocks_on_pool(a3, b3, out, ta, tb, blocks, rows, tasks):
 
 @_kernel
 def _matmul_block(a3, b3, out, i, ta, tb, j, blocks, rows):
-    """Block `j` of `out[i] = op(a3[i]) @ op(b3[i])`, one BLAS call. Row-major C (M x N) is
-    column-major C^T = op(B)^T @ op(A)^T, so BLAS's "A" is our b and its "B" our a; a block of
-    rows of C is a block of columns of C^T, and a block of columns one of its rows."""
-    M, N = out.shape[1], out.shape[2]
-    K = a3.shape[1] if ta else a3.shape[2]
-    lo, hi = _block_edges(M if rows else N, blocks, j)
-    if hi <= lo:
-        return
-    a_at, b_at, c_at = i * a3.shape[1] * a3.shape[2], i * b3.shape[1] * b3.shape[2], i * M * N
-    lda, ldb = (M if ta else K), (K if tb else N)  # leading dims of op(A)^T and op(B)^T, column-major
-    if rows:
-        c_at += lo * N
-        a_at += lo if ta else lo * K
-        _xxgemm(tb, ta, N, hi - lo, K, b3, b_at, ldb, a3, a_at, lda, out, c_at, N)
-    else:
-        c_at += lo
-        b_at += lo * K if tb else lo
-        _xxgemm(tb, ta, hi - lo, M, K, b3, b_at, ldb, a3, a_at, lda, out, c_at, N)
+    """Block `j` of `out[i] = op(a3[i]) @ op(b3[i])`, one BLAS call (`_block_args`)."""
+    transa, transb, m, n, k, at_a, lda, at_b, ldb, at_c = _block_args(a3, b3, out, i, ta, tb, j, blocks, rows)
+    if m > 0 and n > 0:
+        _xxgemm(transa, transb, m, n, k, b3, at_a, lda, a3, at_b, ldb, out, at_c, out.shape[2])
+
+
+@_kernel
+def _serial_blocks(a3, b3, out, ta, tb, blocks, rows, tasks):
+    for t in range(tasks):
+        _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
 
 
 @_kernel
@@ -259,8 +258,7 @@ def matmul(a, b, out, params):
     `np.dot` call site of a program used to compile Numba's dot implementation again, once per
     operand layout (~0.1 s each)."""
     a3, b3, ta, tb, blocks, rows, tasks = _blocked(a, b, out, params)
-    for t in range(tasks):
-        _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
+    _serial_blocks(a3, b3, out, ta, tb, blocks, rows, tasks)
 
 
 @_entry_reading(0, 1)
@@ -269,8 +267,7 @@ def matmul_pool(a, b, out, params):
     libraries call for a big product), else run here: the same blocks and calls either way."""
     a3, b3, ta, tb, blocks, rows, tasks = _blocked(a, b, out, params)
     if not _blocks_on_pool(a3, b3, out, ta, tb, blocks, rows, tasks):
-        for t in range(tasks):
-            _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
+        _serial_blocks(a3, b3, out, ta, tb, blocks, rows, tasks)
 
 
 @_entry_reading(0, 1)
