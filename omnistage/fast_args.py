@@ -4,15 +4,16 @@
 hashes both: about 30 µs for a Python float and 100 µs for a small parameter pytree. Users pass
 exactly those (NumPy batches, Python scalars, lists/tuples/dicts of arrays), so this module
 reads the common kinds directly: omnistage Arrays, NumPy arrays and scalars, Python scalars,
-and the built-in containers (exact `tuple`, `list`, `dict` with sortable keys, `None`). It
+the built-in containers (exact `tuple`, `list`, `dict` with sortable keys, `None`), and
+registered nodes and namedtuples whose aux data is hashable (an optimizer's state). It
 writes a flat key (a prefix code of the structure, with one aval per leaf) and the values in
-`tree_flatten`'s leaf order. Anything else (namedtuples, registered nodes, GPU arrays, tracers)
+`tree_flatten`'s leaf order. Anything else (an unhashable aux, GPU arrays, tracers)
 answers None and the call takes the general path, which then stores its entry under this key
 too, so both keys lead to one compiled program.
 """
 import numpy as np
 
-from .core import dtypes
+from .core import dtypes, tree_util
 from .core.array import Array
 from .core.aval import ShapedArray
 from .core.config import config
@@ -77,7 +78,17 @@ def _walk(x, key, values):
     if x is None:
         key.append(None)
         return True
-    return _leaf(x, t, key, values)
+    if _leaf(x, t, key, values):
+        return True
+    node = tree_util.flatten_node(x)  # a registered class (an optimizer's state) or a namedtuple
+    if node is None:
+        return False
+    children, aux = node
+    key.append((t, aux, len(children)))  # an unhashable aux fails the key's hash: general path
+    for c in children:
+        if not _walk(c, key, values):
+            return False
+    return True
 
 
 def key_and_values(prefix, args, static_argnums):

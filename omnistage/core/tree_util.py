@@ -64,6 +64,13 @@ def _node_for(x):
     return node
 
 
+def flatten_node(x):
+    """(children, aux) of `x` when it is a pytree node (a registered class or a namedtuple),
+    else None: one level of `tree_flatten`, for callers that key on the structure themselves."""
+    node = _node_for(x)
+    return None if node is None else node.flatten(x)
+
+
 class PyTreeDef:
     """The structure of a pytree; hashable and comparable, so it can be a cache key."""
 

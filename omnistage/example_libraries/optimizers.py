@@ -41,7 +41,10 @@ def optimizer(opt_maker):
         def tree_init(x0_tree):
             x0_flat, tree = tree_util.tree_flatten(x0_tree)
             states = [tree_util.tree_flatten(init(x0)) for x0 in x0_flat]
-            return OptimizerState([s for s, _ in states], tree, [t for _, t in states])
+            # tuples, as JAX's unzip2: the subtrees are the state's aux data, which must be
+            # hashable for a jitted step's cache key to be cheap (an unhashable aux is keyed by
+            # its repr on every call)
+            return OptimizerState(tuple(s for s, _ in states), tree, tuple(t for _, t in states))
 
         def tree_update(i, grad_tree, opt_state):
             states_flat, tree, subtrees = opt_state
@@ -54,7 +57,7 @@ def optimizer(opt_maker):
                 )
             states = [tree_util.tree_unflatten(t, s) for t, s in zip(subtrees, states_flat)]
             new = [tree_util.tree_flatten(update(i, g, s)) for g, s in zip(grad_flat, states)]
-            return OptimizerState([s for s, _ in new], tree, [t for _, t in new])
+            return OptimizerState(tuple(s for s, _ in new), tree, tuple(t for _, t in new))
 
         def tree_get_params(opt_state):
             states_flat, tree, subtrees = opt_state

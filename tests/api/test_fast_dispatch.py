@@ -85,12 +85,72 @@ def test_grad_of_numpy_pytree_matches_the_general_path():
         np.testing.assert_array_equal(np.asarray(a), np.asarray(c))
 
 
-def test_namedtuples_and_registered_nodes_take_the_general_path():
+def test_namedtuples_take_the_fast_path_and_share_the_general_paths_program():
     Pair = collections.namedtuple("Pair", "a b")
+    Other = collections.namedtuple("Other", "a b")
     f = omnistage.jit(lambda p: p.a * p.b)
-    assert fast_args.key_and_values((), (Pair(np.ones(2), np.ones(2)),), ()) is None
+    key, values = fast_args.key_and_values((), (Pair(np.ones(2), np.ones(2)),), ())
+    assert len(values) == 2
     np.testing.assert_array_equal(np.asarray(f(Pair(np.full(2, 3.0, np.float32), np.full(2, 2.0, np.float32)))), [6.0, 6.0])
     np.testing.assert_array_equal(np.asarray(f(Pair(np.full(2, 4.0, np.float32), np.full(2, 2.0, np.float32)))), [8.0, 8.0])
+    assert _compiles(f) == 1
+    # another namedtuple class of the same fields is another structure: its own program, its own type out
+    g = omnistage.jit(lambda p: p)
+    assert type(g(Pair(np.ones(2, np.float32), np.ones(2, np.float32)))) is Pair
+    assert type(g(Other(np.ones(2, np.float32), np.ones(2, np.float32)))) is Other
+
+
+class _Scaled:
+    """A registered node whose aux data (the scale) is part of the structure."""
+
+    def __init__(self, value, scale):
+        self.value, self.scale = value, scale
+
+
+omnistage.tree_util.register_pytree_node(
+    _Scaled, lambda s: ((s.value,), s.scale), lambda scale, children: _Scaled(children[0], scale))
+
+
+def test_registered_nodes_take_the_fast_path_keyed_by_their_aux_data():
+    traces = []
+
+    def f(s):
+        traces.append(s.scale)
+        return s.value * s.scale
+
+    jitted = omnistage.jit(f)
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(jitted(_Scaled(x, 2.0))), x * 2)
+    key, values = fast_args.key_and_values((jitted._options, config.epoch), (_Scaled(x, 2.0),), ())
+    assert key in jitted._cache and len(values) == 1
+    np.testing.assert_array_equal(np.asarray(jitted(_Scaled(x + 1, 2.0))), (x + 1) * 2)
+    np.testing.assert_array_equal(np.asarray(jitted(_Scaled(x, 3.0))), x * 3)  # new aux: new program
+    assert traces == [2.0, 3.0]
+
+
+def test_a_registered_node_with_unhashable_aux_takes_the_general_path():
+    x = np.arange(3, dtype=np.float32)
+    assert fast_args.key_and_values((), (_Scaled(x, [2.0]),), ()) is None
+    jitted = omnistage.jit(lambda s: s.value * s.scale[0])
+    np.testing.assert_array_equal(np.asarray(jitted(_Scaled(x, [2.0]))), x * 2)
+    np.testing.assert_array_equal(np.asarray(jitted(_Scaled(x, [5.0]))), x * 5)
+
+
+def test_an_optimizer_state_takes_the_fast_path():
+    from omnistage.example_libraries import optimizers
+
+    opt_init, opt_update, get_params = optimizers.momentum(0.1, 0.9)
+    step = omnistage.jit(lambda i, st: opt_update(i, get_params(st), st))
+    st = opt_init({"w": np.ones(3, np.float32), "b": [np.zeros(2, np.float32)]})
+    assert fast_args.key_and_values((), (0, st), ()) is not None
+    for i in range(3):
+        st = step(i, st)
+    assert _compiles(step) == 1
+    x, velocity = np.ones(3), np.zeros(3)
+    for _ in range(3):  # momentum on the loss whose gradient is x itself
+        velocity = 0.9 * velocity + x
+        x = x - 0.1 * velocity
+    np.testing.assert_allclose(np.asarray(get_params(st)["w"]), x, rtol=1e-6)
 
 
 def test_static_arguments_are_keyed_by_value():
