@@ -28,7 +28,7 @@ import time
 
 EXAMPLES = (
     "mnist_classifier", "mnist_classifier_fromscratch", "mnist_vae",
-    "differentially_private_sgd", "kernel_lsq", "advi",
+    "differentially_private_sgd", "kernel_lsq", "advi", "gaussian_process_regression", "control",
 )
 BACKENDS = ("jax", "omnistage")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
