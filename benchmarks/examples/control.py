@@ -10,8 +10,7 @@ horizons (T = 10): `trajectory`, `lqr_solve` and `lqr_predict` on its 2-D LQR pr
 (7 iterations) and `mpc_predict` (iLQR with 7 iterations per step) on its 1-D non-linear
 problem, and `mpc_predict` (3 iterations) on the 2-D LQR problem written as a general cost.
 Each result is checked against the test file's expected values. lqr_solve reads `spec.Q[T + 1]`,
-one past the end, which JAX clamps to the last step; where a backend raises IndexError instead
-(omnistage today), the port reports a skip for lqr_solve and every program after it.
+one past the end, which JAX (and omnistage, following it) clamps to the last step.
 """
 import collections
 from functools import partial
@@ -252,19 +251,6 @@ def check(name, actual, expected, atol=1e-6):
     np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=1e-6, atol=atol, err_msg=name)
 
 
-def time_lqr_program(program, call, n_steady):
-    """`common.time_program`, except that omnistage's IndexError on lqr_solve's `spec.Q[T + 1]`
-    (one past the end: JAX clamps a static out-of-bounds index, omnistage raises as NumPy does)
-    ends the example with a skip that says so; every program after `trajectory` calls lqr_solve."""
-    try:
-        return common.time_program(EXAMPLE, program, call, n_steady)
-    except IndexError as e:
-        if common.BACKEND != "omnistage" or "out of bounds" not in str(e):
-            raise
-        common.skip(EXAMPLE, f"{program} and every later program: lqr_solve's spec.Q[T + 1] is one past "
-                             f"the end, which JAX clamps to the last step and omnistage refuses: {str(e).splitlines()[0]}")
-
-
 def main():
     dim, T = 2, 10
     x0 = jnp.array(np.random.default_rng(0).normal(size=dim), dtype=jnp.float32)
@@ -277,35 +263,35 @@ def main():
 
     lqr = one_step_lqr(dim, T)
     solve_lqr, predict_lqr = jit(lqr_solve), jit(lqr_predict)
-    K, k = time_lqr_program("lqr_solve (T=10, 2-D)", lambda _: solve_lqr(lqr), common.repeats(100))
+    K, k = common.time_program(EXAMPLE, "lqr_solve (T=10, 2-D)", lambda _: solve_lqr(lqr), common.repeats(100))
     check("lqr_solve K", K, -np.stack(T * (np.eye(dim),)))
     check("lqr_solve k", k, np.zeros((T, dim)))
 
-    X, U = time_lqr_program(
-        "lqr_predict (T=10, 2-D)", lambda _: predict_lqr(lqr, x0), common.repeats(100))
+    X, U = common.time_program(
+        EXAMPLE, "lqr_predict (T=10, 2-D)", lambda _: predict_lqr(lqr, x0), common.repeats(100))
     check("lqr_predict X", X, np.concatenate((np.asarray(x0)[None], np.zeros((T, dim)))))
     check("lqr_predict U", U, np.concatenate((-np.asarray(x0)[None], np.zeros((T - 1, dim)))))
 
     p, num_iters, d = nonlinear_control(T, 1), 7, 1
     solve = jit(partial(ilqr, num_iters, p))
-    X, U = time_lqr_program(
-        "ilqr (non-linear, T=10, 7 iterations)",
+    X, U = common.time_program(
+        EXAMPLE, "ilqr (non-linear, T=10, 7 iterations)",
         lambda _: solve(jnp.array([0.2]), 1e-5 * jnp.ones((T, d))), common.repeats(50))
     check("ilqr X", X, np.concatenate(([[0.2]], np.zeros((T, d)))), atol=1e-2)
     check("ilqr U^2", U[:1] ** 2, [[0.04]], atol=1e-2)
     check("ilqr U", U[1:], np.zeros((T - 1, d)), atol=1e-2)
 
     mpc = jit(partial(mpc_predict, partial(ilqr, num_iters), p))
-    X, U = time_lqr_program(
-        "mpc_predict (non-linear, T=10, iLQR 7 iterations per step)",
+    X, U = common.time_program(
+        EXAMPLE, "mpc_predict (non-linear, T=10, iLQR 7 iterations per step)",
         lambda _: mpc(jnp.array([0.2]), 1e-5 * jnp.ones((T, d))), common.repeats(20))
     check("mpc X", X, np.concatenate(([[0.2]], np.zeros((T, d)))), atol=1e-2)
     check("mpc U^2", U[:1] ** 2, [[0.04]], atol=1e-2)
     check("mpc U", U[1:], np.zeros((T - 1, d)), atol=1e-2)
 
     mpc = jit(partial(mpc_predict, partial(ilqr, 3), control_from_lqr(lqr)))
-    X, U = time_lqr_program(
-        "mpc_predict (2-D LQR as a general cost, T=10, iLQR 3 iterations per step)",
+    X, U = common.time_program(
+        EXAMPLE, "mpc_predict (2-D LQR as a general cost, T=10, iLQR 3 iterations per step)",
         lambda _: mpc(x0, jnp.zeros((T, dim))), common.repeats(20))
     check("mpc (LQR) X", X, np.concatenate((np.asarray(x0)[None], np.zeros((T, dim)))))
     check("mpc (LQR) U", U, np.concatenate((-np.asarray(x0)[None], np.zeros((T - 1, dim)))))

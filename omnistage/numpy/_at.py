@@ -54,7 +54,7 @@ def update(x, idx, values, kind, mode=None):
     if kind not in _KINDS:
         raise ValueError(f"unknown .at[] update {kind!r}")
     xp, v = promote_dtypes(x, values)
-    plan = I.parse(x.shape, idx, check_bounds=mode is None)
+    plan = I.parse(x.shape, idx, ints_static=mode is None)
     v = _broadcast_values(v, plan.result_shape())
     if plan.bool_dims:
         xp = lax.reshape(xp, plan.shape)

@@ -10,7 +10,8 @@ How an index becomes lax statements:
    concrete boolean masks become integer arrays (`np.nonzero` at trace time; a traced mask
    raises `NonConcreteBooleanIndexError`), scalar booleans become a unit axis indexed by
    `arange(0 or 1)` (NumPy's rule), the Ellipsis expands, and every entry learns the operand
-   dimension it consumes. Static Python ints are bounds-checked (IndexError, as NumPy).
+   dimension it consumes. A static Python int out of bounds is an index array (clamped on
+   a read, dropped from an update: JAX's rule, not NumPy's IndexError).
    When any index array is present, integers count as 0-d index arrays (NumPy's rule), and
    the broadcast index dims go where the first index array stood, or to the front when the
    index arrays are separated by a slice, None or Ellipsis.
@@ -231,10 +232,10 @@ def _slice_entry(s, dim, n):
     return Entry("slice", dim, (start if length else 0, step, length))
 
 
-def _int_entry(k, dim, n, check_bounds, as_array):
-    if check_bounds and not -n <= k < n:
-        raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
-    if as_array or not check_bounds:
+def _int_entry(k, dim, n, ints_static, as_array):
+    # out of bounds, a static int is an index like a traced one: a read clamps it and an
+    # update drops it, as JAX (whose own examples/control.py reads Q[T + 1] of T + 1 rows)
+    if as_array or not ints_static or not -n <= k < n:
         return Entry("array", dim, np.asarray(k))
     return Entry("int", dim, k % n)
 
@@ -250,12 +251,13 @@ def _mask_entries(mask, dim, shape, pos):
     return [Entry("array", dim + j, arr) for j, arr in enumerate(np.nonzero(mask))]
 
 
-def parse(shape, idx, check_bounds=True, scalars_as_arrays=False):
+def parse(shape, idx, ints_static=True, scalars_as_arrays=False):
     """The `IndexPlan` of `idx` for an operand of shape `shape`.
 
-    `check_bounds`: static ints out of bounds raise IndexError (else they stay indices and
-    follow the gather/scatter mode). `scalars_as_arrays`: traced scalar ints become 0-d
-    index arrays (for gather/scatter) instead of dynamic slices."""
+    `ints_static`: static ints in bounds are static positions (a slice); else, and those out
+    of bounds always, they are index arrays that follow the gather/scatter mode.
+    `scalars_as_arrays`: traced scalar ints become 0-d index arrays (for gather/scatter)
+    instead of dynamic slices."""
     raw = [_classify(i, p) for p, i in enumerate(_as_tuple(idx))]
     if sum(k == "ellipsis" for k, _ in raw) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -280,7 +282,7 @@ def parse(shape, idx, check_bounds=True, scalars_as_arrays=False):
         elif kind == "slice":
             new = [_slice_entry(v, dim, shape[dim])]
         elif kind == "int":
-            new = [_int_entry(v, dim, shape[dim], check_bounds, advanced)]
+            new = [_int_entry(v, dim, shape[dim], ints_static, advanced)]
         else:
             if kind == "dyn" and shape[dim] == 0:
                 raise IndexError(f"index is out of bounds for axis {dim} with size 0")
@@ -385,7 +387,7 @@ def getitem(x, idx):
 
 
 def take_index(x, idx, mode=None, fill_value=None, normalize=True):
-    """`x[idx]` with an out-of-bounds `mode`: None (static ints checked, the rest clamped),
+    """`x[idx]` with an out-of-bounds `mode`: None (clamped, as JAX: static ints too),
     'clip' (clamped), 'fill' (out-of-bounds positions read `fill_value`). `normalize`
     wraps negative indices first (NumPy's meaning), as JAX does for every mode."""
     x = _rules.to_operand(x)
@@ -393,7 +395,7 @@ def take_index(x, idx, mode=None, fill_value=None, normalize=True):
         raise ValueError(f"Invalid mode {mode!r} for indexing; expected 'clip', 'fill' or None")
     explicit = mode is not None
     # dynamic_slice wraps negative starts and cannot fill: those cases gather instead
-    plan = parse(x.shape, idx, check_bounds=not explicit, scalars_as_arrays=mode == "fill" or not normalize)
+    plan = parse(x.shape, idx, ints_static=not explicit, scalars_as_arrays=mode == "fill" or not normalize)
     if plan.bool_dims:
         x = lax.reshape(x, plan.shape)
     out = _basic_part(x, plan)
