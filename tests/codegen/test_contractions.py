@@ -10,8 +10,15 @@ import pytest
 import omnistage
 import omnistage.numpy as jnp
 from omnistage import lax
-from omnistage.codegen import contraction_layout
+from omnistage.codegen import contraction_layout, emit_cpu
 from omnistage.staging.cleanup import cleanup
+
+
+@pytest.fixture(autouse=True)
+def blas_products(monkeypatch):
+    """These shapes are small enough for the emitter's loop nest; here they call BLAS (the
+    layouts under test), except where a test asks for the nest."""
+    monkeypatch.setattr(emit_cpu, "SMALL_PRODUCT_WORK", 0)
 
 
 def _compiled(f, *args):
@@ -54,9 +61,12 @@ BATCHED = {
 }
 
 
+@pytest.mark.parametrize("small_as_loops", [False, True], ids=["blas", "loop nest"])
 @pytest.mark.parametrize("cases", [UNBATCHED, BATCHED], ids=["unbatched", "batched"])
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64])
-def test_every_layout_matches_numpy(rng, cases, dtype):
+def test_every_layout_matches_numpy(rng, cases, dtype, small_as_loops, monkeypatch):
+    if small_as_loops:
+        monkeypatch.setattr(emit_cpu, "SMALL_PRODUCT_WORK", 512)
     args = [_r(rng, *s, dtype=dtype) + (1j * _r(rng, *s, dtype=dtype) if dtype == np.complex64 else 0)
             for _, _, shapes in cases.values() for s in shapes]
 
@@ -67,7 +77,9 @@ def test_every_layout_matches_numpy(rng, cases, dtype):
             k += len(shapes)
         return out
 
-    got = _compiled(f, *args)(*args)
+    compiled = _compiled(f, *args)
+    assert ("_kn.matmul" in compiled.as_text()) != small_as_loops
+    got = compiled(*args)
     k = 0
     for (name, (_, spec, shapes)), g in zip(cases.items(), got):
         want = np.einsum(spec, *[a.astype(np.complex128 if dtype == np.complex64 else np.float64)

@@ -33,7 +33,7 @@ _SCRIPT = """
 import numpy as np, omnistage
 from omnistage.codegen import blas_threads
 before = blas_threads.current_threads()
-a = np.ones((8, 8), np.float32)
+a = np.ones((16, 16), np.float32)  # above the emitter's loop-nest size: a BLAS call
 omnistage.jit(lambda a, b: a.T @ b)(a, a)
 print(before, blas_threads.current_threads())
 """
