@@ -123,7 +123,39 @@ def broadcast_to_shape(x, shape):
     return lax.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
 
 
+def _already_promoted(args):
+    """`args` themselves when promotion would return them unchanged, else None: the common
+    eager call (`m + g`, `0.9 * m` on one float array) skips the lattice and the broadcast
+    check, which cost more than NumPy's own work on a small array. That is: Arrays of one
+    canonical dtype and weak flag whose shapes are equal or rank 0, or one strong float
+    Array with Python floats (each becomes a strong constant of its dtype, as
+    `promote_dtypes` makes it)."""
+    first = None
+    for a in args:
+        if type(a) is Array:
+            if first is None:
+                first = a
+            elif a.dtype != first.dtype or a.weak_type != first.weak_type or (a.shape != first.shape and a.ndim and first.ndim):
+                return None
+        elif type(a) is not float:
+            return None
+    if first is None or (first.ndim == 0 and any(type(a) is Array and a.ndim for a in args)):
+        return None
+    dt = first.dtype
+    if dtypes.canonicalize_dtype(dt) != dt:
+        return None
+    if len(args) == 1 or all(type(a) is Array for a in args):
+        return list(args)
+    if first.weak_type or dt.kind != "f":
+        return None
+    with np.errstate(all="ignore"):
+        return [a if type(a) is Array else Array(np.asarray(a).astype(dt), False) for a in args]
+
+
 def promote_args(name, *args):
+    fast = _already_promoted(args)
+    if fast is not None:
+        return fast
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes(*args))
 

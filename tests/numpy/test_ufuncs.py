@@ -598,3 +598,42 @@ def test_binary_ops_broadcast_like_numpy(shapes, name, seed):
 def test_incompatible_shapes_name_both():
     with pytest.raises(ValueError, match=r"\(2,\).*\(3,\)"):
         jnp.hypot(np.ones(2, np.float32), np.ones(3, np.float32))
+
+
+# --- the eager fast path of promotion (_promote._already_promoted) ---------------------------
+
+_FAST_OPERANDS = [
+    np.float32(1.5) * np.ones((2, 3), np.float32), np.ones((2, 3), np.float16), np.ones((2, 3), np.int32),
+    np.ones((3,), np.float32), np.float32(2.0), np.ones((), np.float32), np.ones((2, 3), np.complex64),
+]
+
+
+def _operand(spec):
+    kind, value = spec
+    if kind == "python":
+        return value
+    return jnp.asarray(value) if kind == "strong" else omnistage.core.array.Array(np.asarray(value), True)
+
+
+def test_the_promotion_fast_path_gives_the_general_paths_dtype_weak_type_and_value():
+    from omnistage.numpy import _promote
+
+    specs = [("strong", v) for v in _FAST_OPERANDS] + [("weak", np.float32(0.5)), ("weak", np.ones((2, 3), np.float32)),
+                                                         ("python", 0.9), ("python", 2), ("python", True)]
+    taken = 0
+    for a in specs:
+        for b in specs:
+            x, y = _operand(a), _operand(b)
+            fast = _promote._already_promoted((x, y))
+            try:
+                general = _promote.promote_shapes("add", *_promote.promote_dtypes(x, y))
+            except (TypeError, ValueError):
+                assert fast is None, (a, b)
+                continue
+            if fast is not None:
+                taken += 1
+                for f, g in zip(fast, general):
+                    assert (f.dtype, f.weak_type, f.shape) == (g.dtype, g.weak_type, g.shape), (a, b)
+                    np.testing.assert_array_equal(np.asarray(f), np.asarray(g))
+                    assert type(f) is type(g)
+    assert taken >= 20  # the path is taken: same-dtype arrays, and float arrays with Python floats
