@@ -1173,7 +1173,7 @@ def _small_product(em, e, lhs_axes, rhs_axes, dt, comment):
     em.loops([la.shape[d] for d in lc], k_idx)
     em.line(f"{acc} = {dt}({acc} + {em.value(lhs, l_pos)} * {em.value(rhs, r_pos)})")
     em.close(len(k_idx))
-    em.line(f"{out}[{', '.join(o_idx)}] = {acc}")
+    em.line(f"{out}[{', '.join(o_idx) or '()'}] = {acc}")  # a 0-d result (vector . vector) too
     em.close(len(o_idx))
 
 

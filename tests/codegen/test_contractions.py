@@ -154,3 +154,17 @@ def test_integer_contractions_with_transposed_operands(rng):
     a, b = rng.integers(-5, 5, (7, 5)).astype(np.int32), rng.integers(-5, 5, (7, 6)).astype(np.int32)
     got = _compiled(lambda a, b: a.T @ b, a, b)(a, b)
     np.testing.assert_array_equal(np.asarray(got), a.T @ b)
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (lambda a, b: jnp.dot(a, b), [(4,), (4,)]),  # a 0-d result
+    (lambda a, b: a @ b, [(3, 4), (4,)]),
+    (lambda a, b: jnp.einsum("bij,bjk->bik", a, b), [(2, 3, 4), (2, 4, 5)]),
+    (lambda a, b: a.T @ b, [(4, 3), (4, 2)]),
+])
+def test_small_products_are_loop_nests_with_numpys_values(rng, fn, shapes, monkeypatch):
+    monkeypatch.setattr(emit_cpu, "SMALL_PRODUCT_WORK", 512)
+    args = [_r(rng, *s) for s in shapes]
+    compiled = _compiled(fn, *args)
+    assert "_kn.matmul" not in compiled.as_text()
+    np.testing.assert_allclose(np.asarray(compiled(*args)), fn(*[a.astype(np.float64) for a in args]), rtol=1e-5, atol=1e-6)
