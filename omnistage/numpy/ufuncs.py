@@ -21,6 +21,7 @@ from ._promote import (
     promote_dtypes, promote_shapes,
 )
 from ..lax import _rules
+from ._eager_programs import one_program
 
 # --- helpers -----------------------------------------------------------------------------
 
@@ -383,6 +384,7 @@ log2 = _log_base("log2", 2)
 log10 = _log_base("log10", 10)
 
 
+@one_program
 def logaddexp(x1, x2, /):
     """log(exp(x1) + exp(x2)) without overflow."""
     a, b = promote_args_inexact("logaddexp", x1, x2)
@@ -396,6 +398,7 @@ def logaddexp(x1, x2, /):
     return lax.select(lax.ne(delta, delta), lax.add(a, b), stable)
 
 
+@one_program
 def logaddexp2(x1, x2, /):
     """log2(2**x1 + 2**x2) without overflow."""
     a, b = promote_args_inexact("logaddexp2", x1, x2)

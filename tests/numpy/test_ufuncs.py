@@ -637,3 +637,39 @@ def test_the_promotion_fast_path_gives_the_general_paths_dtype_weak_type_and_val
                     np.testing.assert_array_equal(np.asarray(f), np.asarray(g))
                     assert type(f) is type(g)
     assert taken >= 20  # the path is taken: same-dtype arrays, and float arrays with Python floats
+
+
+# --- composites run eagerly as one cached program (numpy/_eager_programs.py) ----------------
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+def test_an_eager_composite_gives_the_op_by_op_bits_and_stages_inline_under_a_trace(name, monkeypatch):
+    from omnistage.core import primitive
+    from omnistage.numpy import ufuncs
+
+    fn = getattr(ufuncs, name)  # jnp's ufunc object calls it
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((6, 5)) * 30).astype(np.float32)
+    b = (rng.standard_normal((6, 5)) * 30).astype(np.float32)
+    a[0, :4], b[0, :4] = [np.inf, -np.inf, np.nan, 0.0], [np.inf, -np.inf, 1.0, -0.0]
+    for x, y in [(a, b), (a, 0.5), (jnp.asarray(a), jnp.asarray(b[0])), (np.float32(2.0), 3)]:
+        got, want = fn(x, y), fn.__wrapped__(x, y)
+        assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()  # the same bits, NaNs and zeros too
+    dispatched = []
+    eager_apply = primitive.eager_apply
+    monkeypatch.setattr(primitive, "eager_apply", lambda *args: dispatched.append(args[0].name) or eager_apply(*args))
+    with omnistage.no_tracing():  # the second call with the same avals runs the cached program
+        fn(a, b)
+    assert dispatched == []  # one program, not a primitive at a time
+    monkeypatch.undo()
+    text = str(omnistage.make_jaxpr(lambda x: fn(x, 0.0))(a))
+    assert "max(" in text and "log1p(" in text  # its primitives, staged into the caller's program
+    np.testing.assert_allclose(omnistage.grad(lambda x: fn(x, 0.0).sum())(a[1]),
+                               omnistage.grad(lambda x: fn.__wrapped__(x, 0.0).sum())(a[1]), rtol=1e-6)
+
+
+def test_an_eager_composite_with_a_bad_argument_says_what_the_op_by_op_path_says():
+    with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
+        jnp.logaddexp([1.0, 2.0], 1.0)
+    with pytest.raises(TypeError, match="complex"):
+        jnp.logaddexp(np.ones(2, np.complex64), 1.0)
