@@ -233,6 +233,8 @@ def _slice_entry(s, dim, n):
 
 
 def _int_entry(k, dim, n, ints_static, as_array):
+    if n == 0:  # nothing to clamp into: JAX's error, never a made-up element
+        raise IndexError(f"index is out of bounds for axis {dim} with size 0")
     # out of bounds, a static int is an index like a traced one: a read clamps it and an
     # update drops it, as JAX (whose own examples/control.py reads Q[T + 1] of T + 1 rows)
     if as_array or not ints_static or not -n <= k < n:

@@ -125,6 +125,19 @@ def test_static_ints_out_of_bounds_clamp_on_reads_and_drop_from_updates_as_jax(j
     np.testing.assert_array_equal(run(lambda a: a[0, -5])(jnp.asarray(m)), m[0, 0])
 
 
+@pytest.mark.parametrize("index", [
+    lambda a: a[0], lambda a: a.at[0].get(mode="clip"), lambda a: a.at[0].get(mode="fill", fill_value=5.0),
+    lambda a: a.at[0].set(1.0), lambda a: a.at[0].add(1.0, mode="drop"),
+])
+@pytest.mark.parametrize("jitted", [False, True])
+def test_a_static_int_into_an_empty_axis_raises_as_jax(index, jitted):
+    # nothing to clamp into: an element would be made up (JAX raises in every mode)
+    run = omnistage.jit(index) if jitted else index
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 0"):
+        run(jnp.zeros(0))
+    np.testing.assert_array_equal(jnp.zeros((3, 0))[5], np.zeros(0))  # an empty row of a clamped axis is fine
+
+
 def test_traced_slice_bound_raises_index_error_naming_dynamic_slice():
     with pytest.raises(IndexError, match="dynamic_slice"):
         omnistage.jit(lambda x, i: x[i:i + 2])(jnp.asarray(A), 1)
