@@ -12,7 +12,6 @@ nested FunctionDef just above the statement, renaming its variables to fresh nam
 trace, and the param becomes a `BodyRef` naming it.
 """
 import ast
-import copy
 import inspect
 import itertools
 import re
@@ -26,7 +25,7 @@ from ..core.errors import TracerBoolConversionError, add_location
 from ..core.source_info import describe_traceback, file_path, is_internal_file, user_loc
 from ..core.tracer import Tracer
 from . import literals, naming
-from .program import BodyRef, Program, make_stmt, name_atom
+from .program import BodyRef, Program, copy_tree, make_stmt, name_atom
 
 
 class StagingTracer(Tracer):
@@ -162,7 +161,7 @@ class StagingTrace:
     def _emit_body(self, program):
         labels = self.__dict__.setdefault("_arg_labels", {})
         mapping = {}
-        fn = copy.deepcopy(program.fn)
+        fn = copy_tree(program.fn)  # the renamer edits names in place; ~6x faster than deepcopy
         for node in ast.walk(fn):
             if isinstance(node, ast.FunctionDef):
                 mapping[node.name] = self._tmp_name()
