@@ -251,6 +251,19 @@ def check(name, actual, expected, atol=1e-6):
     np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=1e-6, atol=atol, err_msg=name)
 
 
+def check_lqr_path(name, X, U, x0, T, dim):
+    """The test file's LQR trajectory from x0: one step to the origin, then rest."""
+    check(f"{name} X", X, np.concatenate((np.asarray(x0)[None], np.zeros((T, dim)))))
+    check(f"{name} U", U, np.concatenate((-np.asarray(x0)[None], np.zeros((T - 1, dim)))))
+
+
+def check_nonlinear_path(name, X, U, T, d):
+    """The test file's non-linear problem from 0.2: u0^2 = 0.04 reaches the origin, then rest."""
+    check(f"{name} X", X, np.concatenate(([[0.2]], np.zeros((T, d)))), atol=1e-2)
+    check(f"{name} U^2", U[:1] ** 2, [[0.04]], atol=1e-2)
+    check(f"{name} U", U[1:], np.zeros((T - 1, d)), atol=1e-2)
+
+
 def main():
     dim, T = 2, 10
     x0 = jnp.array(np.random.default_rng(0).normal(size=dim), dtype=jnp.float32)
@@ -269,32 +282,26 @@ def main():
 
     X, U = common.time_program(
         EXAMPLE, "lqr_predict (T=10, 2-D)", lambda _: predict_lqr(lqr, x0), common.repeats(100))
-    check("lqr_predict X", X, np.concatenate((np.asarray(x0)[None], np.zeros((T, dim)))))
-    check("lqr_predict U", U, np.concatenate((-np.asarray(x0)[None], np.zeros((T - 1, dim)))))
+    check_lqr_path("lqr_predict", X, U, x0, T, dim)
 
     p, num_iters, d = nonlinear_control(T, 1), 7, 1
     solve = jit(partial(ilqr, num_iters, p))
     X, U = common.time_program(
         EXAMPLE, "ilqr (non-linear, T=10, 7 iterations)",
         lambda _: solve(jnp.array([0.2]), 1e-5 * jnp.ones((T, d))), common.repeats(50))
-    check("ilqr X", X, np.concatenate(([[0.2]], np.zeros((T, d)))), atol=1e-2)
-    check("ilqr U^2", U[:1] ** 2, [[0.04]], atol=1e-2)
-    check("ilqr U", U[1:], np.zeros((T - 1, d)), atol=1e-2)
+    check_nonlinear_path("ilqr", X, U, T, d)
 
     mpc = jit(partial(mpc_predict, partial(ilqr, num_iters), p))
     X, U = common.time_program(
         EXAMPLE, "mpc_predict (non-linear, T=10, iLQR 7 iterations per step)",
         lambda _: mpc(jnp.array([0.2]), 1e-5 * jnp.ones((T, d))), common.repeats(20))
-    check("mpc X", X, np.concatenate(([[0.2]], np.zeros((T, d)))), atol=1e-2)
-    check("mpc U^2", U[:1] ** 2, [[0.04]], atol=1e-2)
-    check("mpc U", U[1:], np.zeros((T - 1, d)), atol=1e-2)
+    check_nonlinear_path("mpc", X, U, T, d)
 
     mpc = jit(partial(mpc_predict, partial(ilqr, 3), control_from_lqr(lqr)))
     X, U = common.time_program(
         EXAMPLE, "mpc_predict (2-D LQR as a general cost, T=10, iLQR 3 iterations per step)",
         lambda _: mpc(x0, jnp.zeros((T, dim))), common.repeats(20))
-    check("mpc (LQR) X", X, np.concatenate((np.asarray(x0)[None], np.zeros((T, dim)))))
-    check("mpc (LQR) U", U, np.concatenate((-np.asarray(x0)[None], np.zeros((T - 1, dim)))))
+    check_lqr_path("mpc (LQR)", X, U, x0, T, dim)
 
 
 if __name__ == "__main__":

@@ -233,8 +233,6 @@ def _slice_entry(s, dim, n):
 
 
 def _int_entry(k, dim, n, ints_static, as_array):
-    if n == 0:  # nothing to clamp into: JAX's error, never a made-up element
-        raise IndexError(f"index is out of bounds for axis {dim} with size 0")
     # out of bounds, a static int is an index like a traced one: a read clamps it and an
     # update drops it, as JAX (whose own examples/control.py reads Q[T + 1] of T + 1 rows)
     if as_array or not ints_static or not -n <= k < n:
@@ -283,11 +281,13 @@ def parse(shape, idx, ints_static=True, scalars_as_arrays=False):
             new = _mask_entries(v, dim, shape, pos)
         elif kind == "slice":
             new = [_slice_entry(v, dim, shape[dim])]
+        elif kind in ("int", "dyn") and shape[dim] == 0:
+            # nothing to clamp into, static or traced: JAX's error in every mode, never a
+            # made-up element
+            raise IndexError(f"index is out of bounds for axis {dim} with size 0")
         elif kind == "int":
             new = [_int_entry(v, dim, shape[dim], ints_static, advanced)]
         else:
-            if kind == "dyn" and shape[dim] == 0:
-                raise IndexError(f"index is out of bounds for axis {dim} with size 0")
             as_array = kind == "array" or advanced or scalars_as_arrays
             new = [Entry("array" if as_array else "dyn", dim, v)]
         entries.extend(new)
