@@ -196,8 +196,11 @@ def _hashable_static(value, name_of):
 # --- executables -------------------------------------------------------------------------
 
 
+# EAGER_BACKEND: the interpreter for jnp functions called eagerly (numpy/eager_programs.py):
+# every division stays one, as op by op, and its compiles are not the user's to log
+EAGER_BACKEND = "eager"
 _BACKEND_ALIASES = {"cpu": "cpu", "numba": "cpu", "interpreter": "interpreter", "numpy": "interpreter",
-                    "gpu": "cuda", "cuda": "cuda"}
+                    "gpu": "cuda", "cuda": "cuda", EAGER_BACKEND: "interpreter"}
 
 
 def _make_executable(program, backend):
@@ -233,8 +236,9 @@ class Compiled:
     def __init__(self, program, out_tree, backend=None):
         from .codegen import compile_log
 
-        with compile_log.compiling(program, config.read("jax_log_compiles")) as built:
-            program = cleanup(program)
+        eager = backend == EAGER_BACKEND
+        with compile_log.compiling(program, config.read("jax_log_compiles"), quiet=eager) as built:
+            program = cleanup(program, exact_division=eager)
             if config.read("jax_enable_checks"):  # omnistage.enable_checks: type-check what is compiled
                 program.check()
             self.executable = _make_executable(program, backend)

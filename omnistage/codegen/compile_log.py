@@ -63,10 +63,11 @@ def _still_running(record):
 
 
 @contextlib.contextmanager
-def compiling(program, config_flag=False):
+def compiling(program, config_flag=False, quiet=False):
     """Around one compile of `program`; yields a callable that is given the executable when it
-    is built, for the closing log line (`cache_status`)."""
-    mode = _mode(config_flag)
+    is built, for the closing log line (`cache_status`). `quiet`: a compile that is not the
+    user's (an eager jnp function's program) is not logged."""
+    mode = "off" if quiet else _mode(config_flag)
     if mode == "off":
         yield lambda executable: None
         return

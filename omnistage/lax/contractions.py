@@ -1,5 +1,7 @@
 """dot_general: the one contraction primitive (matmul, dot, einsum, tensordot lower to it)."""
 
+import math
+
 import numpy as np
 
 from ..core.aval import ShapedArray
@@ -44,18 +46,21 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_
     element (einsum's generic path is ~100x slower on small complex batches)."""
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     (lc, rc), (lb, rb) = dimension_numbers
-    dt = _dot_general_abstract(
-        ShapedArray(lhs.shape, lhs.dtype), ShapedArray(rhs.shape, rhs.dtype),
-        dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type,
-    ).dtype
+    if preferred_element_type is None and lhs.dtype == rhs.dtype and lhs.dtype.kind != "b":
+        dt = lhs.dtype  # what the shape rule says, without building avals (an eager call's cost)
+    else:
+        dt = _dot_general_abstract(
+            ShapedArray(lhs.shape, lhs.dtype), ShapedArray(rhs.shape, rhs.dtype),
+            dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type,
+        ).dtype
     work = np.int32 if dt.kind == "b" else dt
     lfree = [i for i in range(lhs.ndim) if i not in lc and i not in lb]
     rfree = [i for i in range(rhs.ndim) if i not in rc and i not in rb]
     batch = [lhs.shape[i] for i in lb]
-    size = lambda x, dims: int(np.prod([x.shape[i] for i in dims], dtype=np.int64))  # noqa: E731
+    size = lambda x, dims: math.prod(x.shape[i] for i in dims)  # noqa: E731
     a = np.transpose(lhs.astype(work, copy=False), list(lb) + lfree + list(lc))
     b = np.transpose(rhs.astype(work, copy=False), list(rb) + list(rc) + rfree)
-    nb = int(np.prod(batch, dtype=np.int64))
+    nb = math.prod(batch)
     a = a.reshape(nb, size(lhs, lfree), size(lhs, lc))
     b = b.reshape(nb, size(rhs, rc), size(rhs, rfree))
     out = np.matmul(a, b).reshape(batch + [lhs.shape[i] for i in lfree] + [rhs.shape[i] for i in rfree])

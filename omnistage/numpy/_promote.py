@@ -123,7 +123,7 @@ def broadcast_to_shape(x, shape):
     return lax.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
 
 
-def _already_promoted(args):
+def already_promoted(args):
     """`args` themselves when promotion would return them unchanged, else None: the common
     eager call (`m + g`, `0.9 * m` on one float array) skips the lattice and the broadcast
     check, which cost more than NumPy's own work on a small array. That is: Arrays of one
@@ -153,7 +153,7 @@ def _already_promoted(args):
 
 
 def promote_args(name, *args):
-    fast = _already_promoted(args)
+    fast = already_promoted(args)
     if fast is not None:
         return fast
     check_arraylike(name, *args)

@@ -20,6 +20,7 @@ from ..core.tracer import Tracer
 from .. import lax
 from ..lax import _rules
 from ._promote import broadcast_to_shape, promote_dtypes
+from .eager_programs import one_program
 
 # --- axis arguments ----------------------------------------------------------------------
 
@@ -929,6 +930,12 @@ def size(a, axis=None):
     s = shape(a)
     return math.prod(s) if axis is None else s[canonicalize_axis(axis, len(s))]
 
+
+
+# Called eagerly, each is one cached program over its array operand (numpy/eager_programs.py).
+for _name in ('diag', 'diagonal', 'trace'):
+    globals()[_name] = one_program(globals()[_name], operands=1)
+del _name
 
 __all__ = [
     "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",

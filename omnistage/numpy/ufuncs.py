@@ -17,11 +17,11 @@ from ..core.array import Array
 from ..core.tracer import Tracer
 from .. import lax
 from ._promote import (
-    broadcast_to_shape, check_arraylike, promote_args, promote_args_inexact, promote_args_numeric,
+    already_promoted, broadcast_to_shape, check_arraylike, promote_args, promote_args_inexact, promote_args_numeric,
     promote_dtypes, promote_shapes,
 )
 from ..lax import _rules
-from ._eager_programs import one_program
+from .eager_programs import one_program
 
 # --- helpers -----------------------------------------------------------------------------
 
@@ -59,6 +59,10 @@ def _is_int_or_bool(dt):
     return np.dtype(dt).kind in "biu"
 
 
+def _needs_no_promotion(args):
+    return already_promoted(args) is not None
+
+
 def _binary(name, lax_fn, promote=promote_args):
     def fn(x1, x2, /):
         a, b = promote(name, x1, x2)
@@ -66,7 +70,8 @@ def _binary(name, lax_fn, promote=promote_args):
 
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `numpy.{name}` with JAX's type promotion."
-    return fn
+    # operands that need promotion or broadcasting: one program, not three primitives
+    return one_program(fn, skip=_needs_no_promotion)
 
 
 def _unary(name, lax_fn, promote=promote_args):

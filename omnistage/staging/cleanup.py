@@ -18,9 +18,14 @@ from .program import Program, body_refs, copy_tree, eqn, is_eqn, make_stmt, name
 EFFECTFUL = core_primitive.EFFECTFUL  # kept although their results are unused (debug printing)
 
 
-def cleanup(program):
-    """The passes `jit` runs before code generation."""
-    return dce(cse(reciprocal_divisors(simplify(inline_transformation_ops(program)))))
+def cleanup(program, exact_division=False):
+    """The passes `jit` runs before code generation. `exact_division`: keep every division a
+    division (no `reciprocal_divisors`, the one pass that changes values: eager programs,
+    numpy/eager_programs.py)."""
+    program = simplify(inline_transformation_ops(program))
+    if not exact_division:
+        program = reciprocal_divisors(program)
+    return dce(cse(program))
 
 
 # Statements that return one operand unchanged when the other is this literal:

@@ -600,7 +600,7 @@ def test_incompatible_shapes_name_both():
         jnp.hypot(np.ones(2, np.float32), np.ones(3, np.float32))
 
 
-# --- the eager fast path of promotion (_promote._already_promoted) ---------------------------
+# --- the eager fast path of promotion (_promote.already_promoted) ---------------------------
 
 _FAST_OPERANDS = [
     np.float32(1.5) * np.ones((2, 3), np.float32), np.ones((2, 3), np.float16), np.ones((2, 3), np.int32),
@@ -624,7 +624,7 @@ def test_the_promotion_fast_path_gives_the_general_paths_dtype_weak_type_and_val
     for a in specs:
         for b in specs:
             x, y = _operand(a), _operand(b)
-            fast = _promote._already_promoted((x, y))
+            fast = _promote.already_promoted((x, y))
             try:
                 general = _promote.promote_shapes("add", *_promote.promote_dtypes(x, y))
             except (TypeError, ValueError):
@@ -639,7 +639,7 @@ def test_the_promotion_fast_path_gives_the_general_paths_dtype_weak_type_and_val
     assert taken >= 20  # the path is taken: same-dtype arrays, and float arrays with Python floats
 
 
-# --- composites run eagerly as one cached program (numpy/_eager_programs.py) ----------------
+# --- composites run eagerly as one cached program (numpy/eager_programs.py) ----------------
 
 @pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
 def test_an_eager_composite_gives_the_op_by_op_bits_and_stages_inline_under_a_trace(name, monkeypatch):
