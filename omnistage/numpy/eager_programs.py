@@ -16,13 +16,15 @@ identity drops) are what JAX's compiler does to its jnp functions too.
 Under a trace (jit, grad, vmap) `fn` is staged inline, as before. Arguments that are not host
 values (GPU arrays, escaped tracers, lists), Python ints beyond int32, unhashable or array
 static arguments, and functions that need concrete values (found on the first trace) take the
-op-by-op path, which handles them or raises what it always raised.
+op-by-op path, which handles them. A call whose program raises runs op by op too, so errors
+are what they always were (an intermediate bigger than memory names the user's line).
 """
 import contextlib
 import functools
 
 import numpy as np
 
+from ..core import errors
 from ..core.array import Array
 from ..core.config import config
 from ..core.primitive import current_trace
@@ -33,6 +35,9 @@ _INT32 = (-(2 ** 31), 2 ** 31 - 1)
 # log their compiles: api.Compiled)
 _QUIET = ("jax_no_tracing", "jax_explain_cache_misses")
 _loud = [None, ()]  # (config epoch, the _QUIET flags set globally then)
+# what a function raises when traced where it reads concrete values
+_CONCRETE_ONLY = (errors.ConcretizationTypeError, errors.TracerIntegerConversionError,
+                  errors.TracerArrayConversionError, errors.NonConcreteBooleanIndexError)
 
 
 def _on_host(x):
@@ -103,6 +108,9 @@ def one_program(fn=None, *, operands=None, skip=None):
         except _NeedsOpByOp:
             programs[key] = None
             return fn(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - the op-by-op path raises it as it always did
+            # (naming the user's line: an intermediate bigger than memory, a bad shape)
+            return fn(*args, **kwargs)
 
     return wrapper
 
@@ -126,12 +134,10 @@ def _lookup(programs, key):
 
 def _jit(fn, static, kwargs):
     from ..api import EAGER_BACKEND, jit
-    from ..core.errors import ConcretizationTypeError
-
     def traced(*dyn):
         try:
             return fn(*dyn, *static, **kwargs)
-        except ConcretizationTypeError as e:
+        except _CONCRETE_ONLY as e:
             raise _NeedsOpByOp() from e
 
     traced.__name__ = getattr(fn, "__name__", "fn")
