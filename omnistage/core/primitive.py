@@ -6,6 +6,7 @@ staging trace of `jit`/`make_jaxpr`), or runs it eagerly when no trace is active
 later layers keep their own rule tables keyed by primitive name.
 """
 import contextlib
+import functools
 
 import numpy as np
 
@@ -134,8 +135,7 @@ def _value_of(x):
 
 
 def eager_apply(prim, args, params):
-    from .array import Array, aval_of
-
+    Array, aval_of = _array_types()
     out_aval = abstract_eval_located(prim, [aval_of(a) for a in args], params)
     # an array bigger than the machine: say which line, before NumPy tries to allocate it
     check_eager(prim.name, out_aval if prim.multiple_results else (out_aval,))
@@ -147,6 +147,14 @@ def eager_apply(prim, args, params):
     if prim.multiple_results:
         return [Array.from_numpy(o, a) for o, a in zip(outs, out_aval)]
     return Array.from_numpy(outs, out_aval)
+
+
+@functools.cache
+def _array_types():
+    """core.array's Array and aval_of (that module imports this one)."""
+    from .array import Array, aval_of
+
+    return Array, aval_of
 
 
 def check_params_literal(prim, params):

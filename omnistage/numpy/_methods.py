@@ -9,10 +9,15 @@ from ..core.array import Array
 from ..core.tracer import Tracer
 
 
-def _jnp():
-    from .. import numpy as jnp
+_module = []
 
-    return jnp
+
+def _jnp():
+    if not _module:  # omnistage.numpy imports this module: look it up on first use, once
+        from .. import numpy as jnp
+
+        _module.append(jnp)
+    return _module[0]
 
 
 def _forward(name):

@@ -123,13 +123,30 @@ def broadcast_to_shape(x, shape):
     return lax.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
 
 
-def already_promoted(args):
+_float_consts = {}  # (Python float, dtype) -> its strong Array: `0.9 * m` in a loop converts 0.9 once
+
+
+def _float_const(value, dt):
+    key = (value, dt)
+    const = _float_consts.get(key) if value == value and value != 0 else None  # NaN and +-0.0 hash alike
+    if const is None:
+        with np.errstate(all="ignore"):
+            const = Array(np.asarray(value).astype(dt), False)
+        if value == value and value != 0:
+            if len(_float_consts) >= 512:
+                _float_consts.clear()
+            _float_consts[key] = const
+    return const
+
+
+def already_promoted(args, inexact=False):
     """`args` themselves when promotion would return them unchanged, else None: the common
     eager call (`m + g`, `0.9 * m` on one float array) skips the lattice and the broadcast
     check, which cost more than NumPy's own work on a small array. That is: Arrays of one
     canonical dtype and weak flag whose shapes are equal or rank 0, or one strong float
     Array with Python floats (each becomes a strong constant of its dtype, as
-    `promote_dtypes` makes it)."""
+    `promote_dtypes` makes it). `inexact`: for promote_args_inexact, whose operands must
+    already be floating or complex."""
     first = None
     for a in args:
         if type(a) is Array:
@@ -142,14 +159,13 @@ def already_promoted(args):
     if first is None or (first.ndim == 0 and any(type(a) is Array and a.ndim for a in args)):
         return None
     dt = first.dtype
-    if dtypes.canonicalize_dtype(dt) != dt:
+    if (inexact and dt.kind not in "fc") or dtypes.canonicalize_dtype(dt) != dt:
         return None
     if len(args) == 1 or all(type(a) is Array for a in args):
         return list(args)
     if first.weak_type or dt.kind != "f":
         return None
-    with np.errstate(all="ignore"):
-        return [a if type(a) is Array else Array(np.asarray(a).astype(dt), False) for a in args]
+    return [a if type(a) is Array else _float_const(a, dt) for a in args]
 
 
 def promote_args(name, *args):
@@ -161,6 +177,9 @@ def promote_args(name, *args):
 
 
 def promote_args_inexact(name, *args):
+    fast = already_promoted(args, inexact=True)
+    if fast is not None:
+        return fast
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes_inexact(*args))
 

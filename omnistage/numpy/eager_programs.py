@@ -66,15 +66,14 @@ class _NeedsOpByOp(Exception):
     """The function cannot be traced for these static arguments (it reads concrete values)."""
 
 
-def one_program(fn=None, *, operands=None, skip=None):
+def one_program(fn=None, *, operands=None):
     """`fn` as one cached program when called eagerly.
 
     `operands`: how many leading positional arguments are arrays (traced); the rest, and
     every keyword argument, are static. None: all positional arguments are arrays and keyword
-    arguments are not accepted on this path. `skip(args)`: True when the op-by-op path is
-    cheaper for these operands (a fast path that already needs no promotion)."""
+    arguments are not accepted on this path."""
     if fn is None:
-        return functools.partial(one_program, operands=operands, skip=skip)
+        return functools.partial(one_program, operands=operands)
     programs = {}  # static arguments -> a JitFunction, or None: this function needs op by op
 
     @functools.wraps(fn)
@@ -88,8 +87,6 @@ def one_program(fn=None, *, operands=None, skip=None):
         for a in dyn:
             if not _on_host(a):
                 return fn(*args, **kwargs)
-        if skip is not None and skip(dyn):
-            return fn(*args, **kwargs)
         static = args[n:]
         key = (static, tuple(kwargs.items())) if static or kwargs else ()
         jitted = programs.get(key, False) if key == () else _lookup(programs, key)

@@ -59,19 +59,27 @@ def _is_int_or_bool(dt):
     return np.dtype(dt).kind in "biu"
 
 
-def _needs_no_promotion(args):
-    return already_promoted(args) is not None
-
-
 def _binary(name, lax_fn, promote=promote_args):
-    def fn(x1, x2, /):
+    def promoted(x1, x2, /):
         a, b = promote(name, x1, x2)
         return lax_fn(a, b)
 
+    promoted.__name__ = name
+    # eager operands that need promotion or broadcasting: one program, not three primitives
+    program = one_program(promoted)
+    fast_kind = {promote_args: False, promote_args_inexact: True}.get(promote)
+
+    def fn(x1, x2, /):
+        if fast_kind is not None:  # operands that need no promotion: the one primitive
+            fast = already_promoted((x1, x2), fast_kind)
+            if fast is not None:
+                return lax_fn(*fast)
+        return program(x1, x2)
+
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `numpy.{name}` with JAX's type promotion."
-    # operands that need promotion or broadcasting: one program, not three primitives
-    return one_program(fn, skip=_needs_no_promotion)
+    fn.__wrapped__ = promoted  # the op-by-op path, for tests
+    return fn
 
 
 def _unary(name, lax_fn, promote=promote_args):
