@@ -92,3 +92,14 @@ def test_compile_time_script_runs_a_case(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     row = next(line for line in done.stdout.splitlines() if line.startswith("scan_grad "))
     assert "errors" not in row and (" s " in row or " ms " in row), row
+
+
+def test_eager_script_prints_every_call(tmp_path):
+    """benchmarks/eager.py times eager jnp calls against NumPy (and JAX when installed)."""
+    script = os.path.join(ROOT, "benchmarks", "eager.py")
+    env = dict(os.environ, OMNISTAGE_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, script, "--quick"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for call in ("a + b (64x64)", "col / one ((7,1) by (1,1))", "mean(a, axis=0)", "cholesky (7x7)", "zeros((64, 64))"):
+        line = next(line for line in done.stdout.splitlines() if line.startswith(call))
+        assert len(line.split()) >= len(call.split()) + 2, line  # omnistage and NumPy timings at least
