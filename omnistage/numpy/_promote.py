@@ -1,6 +1,8 @@
 """NumPy-style argument handling for `omnistage.numpy`: JAX type promotion (weak Python
 scalars, the lattice) and NumPy broadcasting, made explicit as lax conversions and
 `broadcast_in_dim` statements so that every primitive sees equal dtypes and shapes."""
+import math
+
 import numpy as np
 
 from ..core import dtypes
@@ -127,12 +129,13 @@ _float_consts = {}  # (Python float, dtype) -> its strong Array: `0.9 * m` in a 
 
 
 def _float_const(value, dt):
-    key = (value, dt)
-    const = _float_consts.get(key) if value == value and value != 0 else None  # NaN and +-0.0 hash alike
+    # +0.0 and -0.0 are equal keys: the sign is part of the key; NaN is never found again
+    key = (value, math.copysign(1.0, value), dt)
+    const = _float_consts.get(key)
     if const is None:
         with np.errstate(all="ignore"):
             const = Array(np.asarray(value).astype(dt), False)
-        if value == value and value != 0:
+        if value == value:
             if len(_float_consts) >= 512:
                 _float_consts.clear()
             _float_consts[key] = const

@@ -116,3 +116,12 @@ def test_a_function_that_needs_concrete_values_keeps_the_op_by_op_path():
     assert float(wrapped(x)) == 2.0
     assert float(wrapped(x)) == 2.0
     assert len(calls) == 3  # the failed trace once, then op by op each time (no retrace)
+
+
+def test_cached_python_float_constants_keep_the_sign_of_zero_and_nan():
+    a = jnp.asarray(np.array([1.0, -1.0], np.float32))
+    for _ in range(2):  # the second time the constants come from the cache
+        assert np.signbit(np.asarray(a * 0.0)).tolist() == [False, True]
+        assert np.signbit(np.asarray(a * -0.0)).tolist() == [True, False]
+        assert np.isnan(np.asarray(a + float("nan"))).all()
+        assert np.asarray(0.9 * a).tobytes() == (np.float32(0.9) * np.asarray(a)).tobytes()
