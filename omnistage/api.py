@@ -238,7 +238,7 @@ class Compiled:
 
         eager = backend == EAGER_BACKEND
         with compile_log.compiling(program, config.read("jax_log_compiles"), quiet=eager) as built:
-            program = cleanup(program, exact_division=eager)
+            program = cleanup(program, exact=eager)
             if config.read("jax_enable_checks"):  # omnistage.enable_checks: type-check what is compiled
                 program.check()
             self.executable = _make_executable(program, backend)

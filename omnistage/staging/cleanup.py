@@ -18,14 +18,103 @@ from .program import Program, body_refs, copy_tree, eqn, is_eqn, make_stmt, name
 EFFECTFUL = core_primitive.EFFECTFUL  # kept although their results are unused (debug printing)
 
 
-def cleanup(program, exact_division=False):
-    """The passes `jit` runs before code generation. `exact_division`: keep every division a
-    division (no `reciprocal_divisors`, the one pass that changes values: eager programs,
-    numpy/eager_programs.py)."""
-    program = simplify(inline_transformation_ops(program))
-    if not exact_division:
+def cleanup(program, exact=False):
+    """The passes `jit` runs before code generation. `exact`: only rewrites that keep every
+    value of the op-by-op path (eager programs, numpy/eager_programs.py): no
+    `reciprocal_divisors`, no `pow` strength reduction."""
+    program = simplify(fold_constants(inline_transformation_ops(program), exact))
+    if not exact:
         program = reciprocal_divisors(program)
     return dce(cse(program))
+
+
+# Primitives folded when every operand is a literal: IEEE-exact operations only, so a folded
+# value is the one the compiled code would compute (exp of a literal is left to the kernel's
+# own exp). Evaluated with the primitive's NumPy implementation, the eager path's.
+_FOLDABLE = frozenset({
+    "add", "sub", "mul", "div", "neg", "max", "min", "abs", "sqrt", "sign", "floor", "ceil", "round",
+    "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "xor", "rem", "convert_element_type",
+    "select_n", "integer_pow",
+})
+
+
+def fold_constants(program, exact=False):
+    """Fold scalar statements of literals (`sub(2.0, 1.0)`, `eq(2.0, 0.0)`: what a gradient
+    of `x ** 2.0` stages) into literals, pick the case of a `select_n` whose predicate is
+    literal, and, unless `exact`, reduce `pow(x, 0.0)` to ones, `pow(x, 1.0)` to `x` and
+    `pow(x, 2.0)` to `mul(x, x)` (real floats), as XLA's algebraic simplifier does (x * x is the correctly rounded square;
+    NumPy's `power(x, 2.0)` computes it too). A gradient of `sum(v ** 2.0)` was two
+    transcendental `pow` kernels per element (kernel_lsq's step)."""
+    if not any(is_eqn(n) and n.value.func.id in _FOLD_TRIGGERS for n in ast.walk(program.fn)):
+        return program
+    fn = copy_tree(program.fn)
+    fn.body = _rewrite_body(fn.body, _Folder(program.avals, exact))
+    return Program(fn, program.avals, program.consts, program.debug_name)
+
+
+_FOLD_TRIGGERS = _FOLDABLE | {"pow"}
+
+
+class _Folder:
+    """The `_rewrite_body` rule of fold_constants. Folded variables stay defined (a literal
+    result is materialized) and later statements' operands read the literal itself."""
+
+    def __init__(self, avals, exact):
+        from . import literals
+
+        self.avals, self.exact, self.literals, self.known = avals, exact, literals, {}
+
+    def __call__(self, stmt, defs):
+        lit = self.literals
+        args = stmt.value.args
+        if self.known:
+            args[:] = [self.known.get(a.id, a) if isinstance(a, ast.Name) else a for a in args]
+        e = eqn(stmt)
+        aval = self.avals.get(e.outs[0]) if len(e.outs) == 1 else None
+        if aval is None or e.prim not in _FOLD_TRIGGERS:
+            return None
+        if aval.ndim == 0 and e.prim in _FOLDABLE:
+            folded = _fold(e, aval, lit)
+            if folded is not None:
+                self.known[e.outs[0]] = folded
+                return [], {e.outs[0]: folded}
+        if e.prim == "select_n" and lit.is_literal(e.ins[0]):
+            case = e.ins[1 + int(lit.literal_value(e.ins[0]))]
+            if isinstance(case, ast.Name) and _same_aval(self.avals.get(case.id), aval):
+                return [], {e.outs[0]: case}
+        if e.prim == "pow" and not self.exact and lit.is_literal(e.ins[1]) and isinstance(e.ins[0], ast.Name):
+            x, y = e.ins[0], lit.literal_value(e.ins[1])
+            if _same_aval(self.avals.get(x.id), aval) and aval.dtype.kind == "f" and y in (0.0, 1.0, 2.0):
+                loc = getattr(stmt, "loc", None)
+                if y == 0.0:  # 1 for every x, NaN included (IEEE's pow; the derivative of x ** 1.0)
+                    one = lit.literal_ast(np.ones((), aval.dtype))
+                    return [make_stmt(e.outs, "broadcast_in_dim", [one], {"shape": tuple(aval.shape), "broadcast_dimensions": ()}, loc)], {}
+                if y == 1.0:
+                    return [], {e.outs[0]: x}
+                return [make_stmt(e.outs, "mul", [x, name_atom(x.id)], {}, loc)], {}
+        return None
+
+
+def _fold(e, aval, literals):
+    """The literal `e` computes when all its operands are literals, else None."""
+    if not e.ins or not all(literals.is_literal(a) for a in e.ins):
+        return None
+    prim = core_primitive.registry.get(e.prim)
+    if prim is None or prim.multiple_results:
+        return None
+    impl = getattr(prim.impl, "__wrapped__", prim.impl)
+    try:
+        with np.errstate(all="ignore"):
+            value = np.asarray(impl(*[np.asarray(literals.literal_value(a)) for a in e.ins], **e.params))
+    except Exception:  # noqa: BLE001 - whatever the impl rejects stays a statement
+        return None
+    if value.shape != () or value.dtype != aval.dtype or not literals.can_inline(value):
+        return None
+    return literals.literal_ast(value)
+
+
+def _same_aval(a, b):
+    return a is not None and (a.shape, a.dtype) == (b.shape, b.dtype)
 
 
 # Statements that return one operand unchanged when the other is this literal:

@@ -139,3 +139,58 @@ def test_only_real_float_divisions_by_a_smaller_broadcast_are_rewritten():
     for f, *args in cases:
         program = omnistage.make_jaxpr(f)(*args)
         assert _prims(reciprocal_divisors(program).check()) == _prims(program)
+
+
+# --- constant folding and pow strength reduction (cleanup.fold_constants) ------------------
+
+
+def test_a_gradient_of_a_square_folds_to_multiplies_without_pow_or_select():
+    from omnistage.staging.cleanup import cleanup
+
+    def objective(v):
+        return 0.5 * jnp.sum(v ** 2.0) + 0.01 * jnp.sum(v ** 2.0 * v ** 1.0)
+
+    v = np.linspace(-2, 3, 7).astype(np.float32)
+    program = omnistage.make_jaxpr(omnistage.grad(objective))(v)
+    assert "pow" in _prims(program) and "select_n" in _prims(program)  # as staged: sub(2.0, 1.0), eq(2.0, 0.0)
+    cleaned = cleanup(program).check()
+    assert "pow" not in _prims(cleaned) and "select_n" not in _prims(cleaned)
+    want = v + 0.01 * 3 * v ** 2
+    np.testing.assert_allclose(interpret(cleaned, v)[0], want, rtol=1e-6)
+    np.testing.assert_allclose(omnistage.jit(omnistage.grad(objective))(v), want, rtol=1e-6)
+    # the square is the correctly rounded one, NumPy's `power(v, 2.0)`
+    assert np.asarray(omnistage.jit(lambda x: x ** 2.0)(v)).tobytes() == np.power(v, np.float32(2.0)).tobytes()
+
+
+def test_exact_cleanup_folds_literals_but_keeps_pow():
+    from omnistage.staging.cleanup import cleanup
+
+    program = omnistage.make_jaxpr(omnistage.grad(lambda v: jnp.sum(v ** 2.0)))(np.ones(3, np.float32))
+    prims = _prims(cleanup(program, exact=True).check())
+    assert "pow" in prims and "select_n" not in prims and "eq" not in prims
+
+
+def test_folding_leaves_statements_of_traced_values_and_inexact_functions():
+    from omnistage.staging.cleanup import cleanup
+
+    def f(x, y):
+        return x ** y + jnp.exp(np.float32(1.0)) + (x ** 3.0)  # exp of a literal is the kernel's to compute
+
+    program = cleanup(omnistage.make_jaxpr(f)(np.float32(2.0), np.float32(0.5))).check()
+    assert _prims(program).count("pow") == 2 and "exp" in _prims(program)
+    np.testing.assert_allclose(omnistage.jit(f)(np.float32(2.0), np.float32(0.5)), 2 ** 0.5 + np.e + 8, rtol=1e-6)
+
+
+def test_a_literal_predicate_picks_its_case_and_folded_values_reach_loop_bodies():
+    def f(x):
+        c = lax.select(np.float32(2.0) > np.float32(1.0), x, -x)
+        return lax.fori_loop(0, 3, lambda i, a: a * (np.float32(3.0) - np.float32(1.0)), c)
+
+    x = np.arange(3, dtype=np.float32)
+    program = omnistage.make_jaxpr(f)(x)
+    from omnistage.staging.cleanup import cleanup
+
+    cleaned = cleanup(program).check()
+    assert "select_n" not in _prims(cleaned)
+    np.testing.assert_array_equal(interpret(cleaned, x)[0], x * 8)
+    np.testing.assert_array_equal(omnistage.jit(f)(x), x * 8)
