@@ -88,8 +88,11 @@ def one_program(fn=None, *, operands=None):
             if not _on_host(a):
                 return fn(*args, **kwargs)
         static = args[n:]
-        key = (static, tuple(kwargs.items())) if static or kwargs else ()
-        jitted = programs.get(key, False) if key == () else _lookup(programs, key)
+        # how many operands is part of the key: `where(c)` may need the op-by-op path and
+        # `where(c, x, y)` not
+        plain = not static and not kwargs
+        key = n if plain else (static, tuple(kwargs.items()))
+        jitted = programs.get(key, False) if plain else _lookup(programs, key)
         if jitted is None:
             return fn(*args, **kwargs)
         if jitted is False:
@@ -109,6 +112,7 @@ def one_program(fn=None, *, operands=None):
             # (naming the user's line: an intermediate bigger than memory, a bad shape)
             return fn(*args, **kwargs)
 
+    wrapper.programs = programs  # static arguments -> its jit function (None: op by op)
     return wrapper
 
 
@@ -129,9 +133,22 @@ def _lookup(programs, key):
     return programs.get(key, False)
 
 
+# Programs one function keeps per static arguments: eager code over ever-new shapes (a
+# sequence of growing lengths) must not hold a program for every shape it ever saw; past this
+# many the cache starts over (a trace costs ~0.1-1 ms).
+MAX_PROGRAMS = 256
+
+
 def _jit(fn, static, kwargs):
     from ..api import EAGER_BACKEND, jit
+
+    traces = [0]
+
     def traced(*dyn):
+        traces[0] += 1
+        if traces[0] > MAX_PROGRAMS:
+            jitted.clear_cache()  # the entry being made now is stored after this
+            traces[0] = 1
         try:
             return fn(*dyn, *static, **kwargs)
         except _CONCRETE_ONLY as e:
@@ -139,4 +156,5 @@ def _jit(fn, static, kwargs):
 
     traced.__name__ = getattr(fn, "__name__", "fn")
     traced.__qualname__ = getattr(fn, "__qualname__", traced.__name__)
-    return jit(traced, backend=EAGER_BACKEND, python_control_flow=False)
+    jitted = jit(traced, backend=EAGER_BACKEND, python_control_flow=False)
+    return jitted

@@ -1016,6 +1016,11 @@ def select(condlist, choicelist, default=0):
     return out
 
 
+
+# an eager where(c, x, y) is one program (promotion and broadcasting included); where(c)
+# reads values (nonzero) and stays op by op
+where = one_program(where)
+
 __all__ = [
     # arithmetic
     "add", "subtract", "multiply", "true_divide", "divide", "negative", "positive", "square",

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import omnistage
+import omnistage.nn
 import omnistage.numpy as jnp
 import omnistage.scipy as jsp
 from omnistage.core import primitive
@@ -41,6 +42,11 @@ CALLS = [
     ("scipy cholesky", jsp.linalg.cholesky, (SPD,), {"lower": True}),
     ("solve_triangular", jsp.linalg.solve_triangular, (L, A), {"lower": True}),
     ("diag", jnp.diag, (SPD,), {}),
+    ("where, Python float", jnp.where, (A > 0, A, 0.0), {}),
+    ("log_softmax", omnistage.nn.log_softmax, (A,), {"axis": 1}),
+    ("logsumexp", omnistage.nn.logsumexp, (A,), {"axis": 0, "keepdims": True}),
+    ("one_hot", omnistage.nn.one_hot, (np.array([0, 2, 1], np.int32), 3), {}),
+    ("gelu", omnistage.nn.gelu, (A,), {"approximate": False}),
     ("trace", jnp.trace, (SPD,), {}),
 ]
 
@@ -125,3 +131,16 @@ def test_cached_python_float_constants_keep_the_sign_of_zero_and_nan():
         assert np.signbit(np.asarray(a * -0.0)).tolist() == [True, False]
         assert np.isnan(np.asarray(a + float("nan"))).all()
         assert np.asarray(0.9 * a).tobytes() == (np.float32(0.9) * np.asarray(a)).tobytes()
+
+
+def test_eager_code_over_ever_new_shapes_keeps_a_bounded_number_of_programs(monkeypatch):
+    monkeypatch.setattr(eager_programs, "MAX_PROGRAMS", 4)
+    traced = []
+    mean = eager_programs.one_program(lambda x: traced.append(x.shape) or jnp.mean(x))
+    for n in range(1, 11):
+        np.testing.assert_allclose(mean(np.arange(n, dtype=np.float32)), (n - 1) / 2)
+    assert len(traced) == 10
+    (jitted,) = mean.programs.values()
+    assert jitted._cache_size() <= 2 * 4  # a key per avals (and one per fast-path key), at most 4 shapes
+    np.testing.assert_allclose(mean(np.arange(10, dtype=np.float32)), 4.5)  # the newest shapes stay cached
+    assert len(traced) == 10
