@@ -73,15 +73,9 @@ def main():
     if args.quick:
         median_us = lambda fn, _time=median_us: _time(fn, repeats=1, number=5)  # noqa: E731
 
-    import omnistage.numpy as onp
-    import omnistage.scipy.linalg as olinalg
-
-    columns = {"omnistage": {name: median_us(fn) for name, fn in cases(onp, olinalg, onp.asarray, lambda r: r)}}
-    numpy_like = type("numpy_linalg", (), {"cholesky": staticmethod(scipy.linalg.cholesky),
-                                           "solve_triangular": staticmethod(scipy.linalg.solve_triangular)})
-    columns["NumPy"] = {name: median_us(fn) for name, fn in cases(np, numpy_like, np.asarray, lambda r: r)}
+    columns = {}
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    try:
+    try:  # JAX first, before omnistage is imported: each library's calls run alone
         import jax
         import jax.numpy as jjnp
         import jax.scipy.linalg as jlinalg
@@ -89,8 +83,16 @@ def main():
         print("(JAX not installed: no JAX column)")
     else:
         columns["JAX"] = {name: median_us(fn) for name, fn in cases(jjnp, jlinalg, jjnp.asarray, jax.block_until_ready)}
+    numpy_like = type("numpy_linalg", (), {"cholesky": staticmethod(scipy.linalg.cholesky),
+                                           "solve_triangular": staticmethod(scipy.linalg.solve_triangular)})
+    columns["NumPy"] = {name: median_us(fn) for name, fn in cases(np, numpy_like, np.asarray, lambda r: r)}
+
+    import omnistage.numpy as onp
+    import omnistage.scipy.linalg as olinalg
+
+    columns["omnistage"] = {name: median_us(fn) for name, fn in cases(onp, olinalg, onp.asarray, lambda r: r)}
     names = list(columns["omnistage"])
-    heads = list(columns)
+    heads = ["omnistage"] + [h for h in ("NumPy", "JAX") if h in columns]
     print("Eager calls, median microseconds per call" + (" (ratio: omnistage / JAX)" if "JAX" in columns else ""))
     print(f"{'call':<34}" + "".join(f"{h:>12}" for h in heads) + ("   ratio" if "JAX" in columns else ""))
     for name in names:
