@@ -25,7 +25,7 @@ from ..core.errors import TracerBoolConversionError, add_location
 from ..core.source_info import describe_traceback, file_path, is_internal_file, user_loc
 from ..core.tracer import Tracer
 from . import literals, naming
-from .program import BodyRef, Program, copy_tree, make_stmt, name_atom
+from .program import BodyRef, Program, copy_tree, is_eqn, make_stmt, name_atom
 
 
 class StagingTracer(Tracer):
@@ -221,7 +221,7 @@ class StagingTrace:
                     if var not in mapping:
                         mapping[var] = namer.fresh(_strip_counter(labels.get(var, "v")))
         renamer = _Renamer(mapping)
-        body = [renamer.visit(s) for s in self.stmts]
+        body = [renamer.visit_stmt(s) for s in self.stmts]
         ret = ast.Return(ast.Tuple([renamer.visit(a) for a in out_atoms], ast.Load()))
         fn = ast.FunctionDef(
             name=naming.function_name(name),
@@ -287,6 +287,32 @@ class _Renamer(ast.NodeTransformer):
         node.name = self.mapping.get(node.name, node.name)
         self.generic_visit(node)
         return node
+
+    def visit_stmt(self, stmt):
+        """`visit(stmt)`, with equations renamed directly: their targets, operand names and
+        body-naming params are all the names they hold (a literal's `np` is never a
+        variable), and ast's generic walk over every node was most of `finish` (eager vmap
+        stages a function each call)."""
+        if not is_eqn(stmt) or len(stmt.targets) != 1:
+            return self.visit(stmt)
+        get = self.mapping.get
+        target = stmt.targets[0]
+        for node in target.elts if isinstance(target, ast.Tuple) else (target,):
+            if not isinstance(node, ast.Name):
+                return self.visit(stmt)
+            node.id = get(node.id, node.id)
+        for node in stmt.value.args:
+            if isinstance(node, ast.Name):
+                node.id = get(node.id, node.id)
+        for kw in stmt.value.keywords:
+            value = kw.value
+            if isinstance(value, ast.Name):
+                value.id = get(value.id, value.id)
+            elif isinstance(value, ast.Tuple):
+                for node in value.elts:
+                    if isinstance(node, ast.Name):
+                        node.id = get(node.id, node.id)
+        return stmt
 
 
 def _aval_of_value(x):
