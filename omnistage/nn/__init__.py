@@ -6,7 +6,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from ..autodiff.custom import custom_jvp
-from ..numpy.eager_programs import one_program
+from ..numpy.eager_programs import wrap_module_functions
 from . import initializers  # noqa: F401
 
 
@@ -238,12 +238,12 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
 
 # Called eagerly, each is one cached program over its array operand (numpy/eager_programs.py):
 # stax's layers and an eager accuracy over a test set call them outside jit, as JAX's jitted ones.
-for _name in ("sigmoid", "soft_sign", "silu", "log_sigmoid", "elu", "leaky_relu", "selu", "celu", "gelu",
-              "hard_tanh", "logsumexp", "log_softmax", "softmax", "standardize", "one_hot", "glu",
-              "hard_sigmoid", "hard_silu", "log1mexp", "logmeanexp", "mish", "sparse_plus",
-              "sparse_sigmoid", "squareplus"):
-    globals()[_name] = one_program(globals()[_name], operands=1)
-del _name
+wrap_module_functions(globals(), (
+    "sigmoid", "soft_sign", "silu", "log_sigmoid", "elu", "leaky_relu", "selu", "celu", "gelu",
+    "hard_tanh", "logsumexp", "log_softmax", "softmax", "standardize", "one_hot", "glu",
+    "hard_sigmoid", "hard_silu", "log1mexp", "logmeanexp", "mish", "sparse_plus", "sparse_sigmoid",
+    "squareplus",
+), operands=1)
 swish, hard_swish = silu, hard_silu
 
 __all__ = [

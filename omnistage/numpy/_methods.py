@@ -3,21 +3,20 @@
 Methods look up `omnistage.numpy` functions by name when called, so one table serves both
 classes and every function the op library defines.
 """
+import functools
+
 import numpy as np
 
 from ..core.array import Array
 from ..core.tracer import Tracer
 
 
-_module = []
-
-
+@functools.cache
 def _jnp():
-    if not _module:  # omnistage.numpy imports this module: look it up on first use, once
-        from .. import numpy as jnp
+    """omnistage.numpy (which imports this module), found on first use."""
+    from .. import numpy as jnp
 
-        _module.append(jnp)
-    return _module[0]
+    return jnp
 
 
 def _forward(name):

@@ -16,7 +16,7 @@ from ..core import dtypes
 from .. import lax
 from . import shapes, ufuncs
 from ._promote import check_arraylike, promote_dtypes, promote_dtypes_inexact
-from .eager_programs import one_program
+from .eager_programs import wrap_module_functions
 
 
 def _convert_to(x, dtype):
@@ -558,11 +558,11 @@ def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None
     return _conv1d("correlate", a, v, mode, precision, preferred_element_type)
 
 
-
 # Called eagerly, each is one cached program over its two operands (numpy/eager_programs.py).
-for _name in ('matmul', 'dot', 'vdot', 'vecdot', 'matvec', 'vecmat', 'inner', 'outer', 'tensordot', 'kron', 'cross'):
-    globals()[_name] = one_program(globals()[_name], operands=2)
-del _name
+wrap_module_functions(globals(), (
+    "matmul", "dot", "vdot", "vecdot", "matvec", "vecmat", "inner", "outer", "tensordot", "kron",
+    "cross",
+), operands=2)
 
 __all__ = [
     "matmul", "dot", "vdot", "vecdot", "matvec", "vecmat", "inner", "outer", "tensordot",

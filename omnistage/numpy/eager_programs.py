@@ -66,14 +66,12 @@ class _NeedsOpByOp(Exception):
     """The function cannot be traced for these static arguments (it reads concrete values)."""
 
 
-def one_program(fn=None, *, operands=None):
+def one_program(fn, operands=None):
     """`fn` as one cached program when called eagerly.
 
     `operands`: how many leading positional arguments are arrays (traced); the rest, and
     every keyword argument, are static. None: all positional arguments are arrays and keyword
     arguments are not accepted on this path."""
-    if fn is None:
-        return functools.partial(one_program, operands=operands)
     programs = {}  # static arguments -> a JitFunction, or None: this function needs op by op
 
     @functools.wraps(fn)
@@ -81,30 +79,27 @@ def one_program(fn=None, *, operands=None):
         if current_trace() is not None:
             return fn(*args, **kwargs)
         n = len(args) if operands is None else operands
-        dyn = args[:n]
-        if (operands is None and kwargs) or len(dyn) < (n if operands is not None else 0):
+        if len(args) < n or (operands is None and kwargs) or not all(_on_host(a) for a in args[:n]):
             return fn(*args, **kwargs)
-        for a in dyn:
-            if not _on_host(a):
-                return fn(*args, **kwargs)
         static = args[n:]
-        # how many operands is part of the key: `where(c)` may need the op-by-op path and
-        # `where(c, x, y)` not
-        plain = not static and not kwargs
-        key = n if plain else (static, tuple(kwargs.items()))
-        jitted = programs.get(key, False) if plain else _lookup(programs, key)
+        # the number of operands is the key of a plain call: `where(c)` needs the op-by-op
+        # path and `where(c, x, y)` not
+        key = (static, tuple(kwargs.items())) if static or kwargs else n
+        if key is not n and not all(_static_ok(v) for v in static + tuple(kwargs.values())):
+            return fn(*args, **kwargs)
+        jitted = programs.get(key, False)
         if jitted is None:
             return fn(*args, **kwargs)
         if jitted is False:
             jitted = programs[key] = _jit(fn, static, kwargs)
         try:
             loud = _loud_flags()
-            if loud:
-                with contextlib.ExitStack() as stack:
-                    for flag in loud:
-                        stack.enter_context(config.override(flag, False))
-                    return jitted(*dyn)
-            return jitted(*dyn)
+            if not loud:
+                return jitted(*args[:n])
+            with contextlib.ExitStack() as stack:
+                for flag in loud:
+                    stack.enter_context(config.override(flag, False))
+                return jitted(*args[:n])
         except _NeedsOpByOp:
             programs[key] = None
             return fn(*args, **kwargs)
@@ -116,6 +111,13 @@ def one_program(fn=None, *, operands=None):
     return wrapper
 
 
+def wrap_module_functions(namespace, names, operands):
+    """Make each of `names` in a module's `namespace` (its `globals()`) a `one_program` with
+    `operands` array operands: how an op library turns on eager programs for its functions."""
+    for name in names:
+        namespace[name] = one_program(namespace[name], operands)
+
+
 def _loud_flags():
     """The _QUIET flags now set in this thread (re-read only when the configuration changed)."""
     if config.overrides_open:
@@ -123,14 +125,6 @@ def _loud_flags():
     if _loud[0] != config.epoch:
         _loud[:] = [config.epoch, [flag for flag in _QUIET if config.read(flag)]]
     return _loud[1]
-
-
-def _lookup(programs, key):
-    """The program cached for static arguments `key`, False when there is none yet, None when
-    they cannot make one (unhashable, arrays) or the function needs the op-by-op path."""
-    if not all(_static_ok(v) for v in key[0]) or not all(_static_ok(v) for _, v in key[1]):
-        return None
-    return programs.get(key, False)
 
 
 # Programs one function keeps per static arguments: eager code over ever-new shapes (a

@@ -20,7 +20,7 @@ from ..lax import linalg as lax_linalg
 from . import creation, reductions, shapes, ufuncs
 from ._promote import broadcast_to_shape, check_arraylike, promote_dtypes, promote_dtypes_inexact
 from .contractions import cross as _cross, diagonal_of_axes, matmul, outer as _outer, tensordot, vecdot
-from .eager_programs import one_program
+from .eager_programs import wrap_module_functions
 
 
 class EighResult(NamedTuple):
@@ -584,13 +584,15 @@ def trace(x, /, *, offset=0, dtype=None):
     return shapes.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
-
 # Called eagerly, each is one cached program over its array operands (numpy/eager_programs.py).
-for _name in ('cholesky', 'eigh', 'eigvalsh', 'eig', 'eigvals', 'svd', 'svdvals', 'qr', 'inv', 'det', 'slogdet', 'matrix_power', 'pinv', 'cond', 'norm', 'vector_norm', 'matrix_norm', 'diagonal', 'trace'):
-    globals()[_name] = one_program(globals()[_name], operands=1)
-for _name in ('solve', 'lstsq'):
-    globals()[_name] = one_program(globals()[_name], operands=2)
-del _name
+wrap_module_functions(globals(), (
+    "cholesky", "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "qr", "inv", "det",
+    "slogdet", "matrix_power", "pinv", "cond", "norm", "vector_norm", "matrix_norm", "diagonal",
+    "trace",
+), operands=1)
+wrap_module_functions(globals(), (
+    "solve", "lstsq",
+), operands=2)
 
 __all__ = [
     "diagonal", "trace", "EighResult", "EigResult", "QRResult", "SlogdetResult", "SVDResult",

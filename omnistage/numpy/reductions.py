@@ -19,7 +19,7 @@ from ..core import dtypes
 from ..core.array import Array
 from .. import lax
 from ..lax import _rules
-from .eager_programs import one_program
+from .eager_programs import wrap_module_functions
 from ._promote import check_arraylike, broadcast_to_shape, promote_dtypes_inexact
 from .shapes import bool_and, bool_not, bool_or, canonicalize_axes, canonicalize_axis, ravel, concatenate
 
@@ -569,12 +569,13 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 # Called eagerly, each is one cached program over its array operand (axis, dtype, keepdims
 # and the like are static; a `where=` array or a list argument takes the op-by-op path).
-for _name in ("sum", "prod", "max", "min", "amax", "amin", "all", "any", "ptp", "count_nonzero", "mean",
-              "var", "std", "median", "argmax", "argmin", "nansum", "nanprod", "nanmax", "nanmin",
-              "nanmean", "nanvar", "nanstd", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum",
-              "nancumprod", "cumulative_sum", "cumulative_prod", "diff"):
-    globals()[_name] = one_program(globals()[_name], operands=1)
-del _name
+wrap_module_functions(globals(), (
+    "sum", "prod", "max", "min", "all", "any", "ptp", "count_nonzero", "mean", "var", "std",
+    "median", "argmax", "argmin", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar",
+    "nanstd", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum", "nancumprod",
+    "cumulative_sum", "cumulative_prod", "diff",
+), operands=1)
+amax, amin = max, min
 
 __all__ = [
     "sum", "prod", "max", "min", "amax", "amin", "all", "any", "ptp", "count_nonzero", "mean",

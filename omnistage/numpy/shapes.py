@@ -20,7 +20,7 @@ from ..core.tracer import Tracer
 from .. import lax
 from ..lax import _rules
 from ._promote import broadcast_to_shape, promote_dtypes
-from .eager_programs import one_program
+from .eager_programs import wrap_module_functions
 
 # --- axis arguments ----------------------------------------------------------------------
 
@@ -931,11 +931,10 @@ def size(a, axis=None):
     return math.prod(s) if axis is None else s[canonicalize_axis(axis, len(s))]
 
 
-
 # Called eagerly, each is one cached program over its array operand (numpy/eager_programs.py).
-for _name in ('diag', 'diagonal', 'trace'):
-    globals()[_name] = one_program(globals()[_name], operands=1)
-del _name
+wrap_module_functions(globals(), (
+    "diag", "diagonal", "trace",
+), operands=1)
 
 __all__ = [
     "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",

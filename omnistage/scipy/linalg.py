@@ -7,7 +7,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from .promotion import promote_args_inexact
-from ..numpy.eager_programs import one_program
+from ..numpy.eager_programs import wrap_module_functions
 
 
 def _T(x):
@@ -201,13 +201,13 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     return jnp.where(steps > max_squarings, jnp.full_like(R, np.nan), R)
 
 
-
 # Called eagerly, each is one cached program over its array operands (numpy/eager_programs.py).
-for _name in ('cholesky', 'det', 'inv', 'eigh', 'svd', 'qr', 'lu_factor', 'lu'):
-    globals()[_name] = one_program(globals()[_name], operands=1)
-for _name in ('solve', 'solve_triangular'):
-    globals()[_name] = one_program(globals()[_name], operands=2)
-del _name
+wrap_module_functions(globals(), (
+    "cholesky", "det", "inv", "eigh", "svd", "qr", "lu_factor", "lu",
+), operands=1)
+wrap_module_functions(globals(), (
+    "solve", "solve_triangular",
+), operands=2)
 
 __all__ = [
     "block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu", "lu_factor",

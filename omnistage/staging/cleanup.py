@@ -11,6 +11,7 @@ import copy
 import numpy as np
 
 from ..core import primitive as core_primitive
+from . import literals
 from .convert import all_names
 from .naming import Namer
 from .program import Program, body_refs, copy_tree, eqn, is_eqn, make_stmt, name_atom
@@ -42,9 +43,9 @@ def fold_constants(program, exact=False):
     """Fold scalar statements of literals (`sub(2.0, 1.0)`, `eq(2.0, 0.0)`: what a gradient
     of `x ** 2.0` stages) into literals, pick the case of a `select_n` whose predicate is
     literal, and, unless `exact`, reduce `pow(x, 0.0)` to ones, `pow(x, 1.0)` to `x` and
-    `pow(x, 2.0)` to `mul(x, x)` (real floats), as XLA's algebraic simplifier does (x * x is the correctly rounded square;
-    NumPy's `power(x, 2.0)` computes it too). A gradient of `sum(v ** 2.0)` was two
-    transcendental `pow` kernels per element (kernel_lsq's step)."""
+    `pow(x, 2.0)` to `mul(x, x)` (real floats), as XLA's algebraic simplifier does (x * x is
+    the correctly rounded square; NumPy's `power(x, 2.0)` computes it too). A gradient of
+    `sum(v ** 2.0)` was two transcendental `pow` kernels per element (kernel_lsq's step)."""
     if not any(is_eqn(n) and n.value.func.id in _FOLD_TRIGGERS for n in ast.walk(program.fn)):
         return program
     fn = copy_tree(program.fn)
@@ -60,12 +61,9 @@ class _Folder:
     result is materialized) and later statements' operands read the literal itself."""
 
     def __init__(self, avals, exact):
-        from . import literals
-
-        self.avals, self.exact, self.literals, self.known = avals, exact, literals, {}
+        self.avals, self.exact, self.known = avals, exact, {}
 
     def __call__(self, stmt, defs):
-        lit = self.literals
         args = stmt.value.args
         if self.known:
             args[:] = [self.known.get(a.id, a) if isinstance(a, ast.Name) else a for a in args]
@@ -74,28 +72,37 @@ class _Folder:
         if aval is None or e.prim not in _FOLD_TRIGGERS:
             return None
         if aval.ndim == 0 and e.prim in _FOLDABLE:
-            folded = _fold(e, aval, lit)
+            folded = _fold(e, aval)
             if folded is not None:
                 self.known[e.outs[0]] = folded
                 return [], {e.outs[0]: folded}
-        if e.prim == "select_n" and lit.is_literal(e.ins[0]):
-            case = e.ins[1 + int(lit.literal_value(e.ins[0]))]
+        if e.prim == "select_n" and literals.is_literal(e.ins[0]):
+            case = e.ins[1 + int(literals.literal_value(e.ins[0]))]
             if isinstance(case, ast.Name) and _same_aval(self.avals.get(case.id), aval):
                 return [], {e.outs[0]: case}
-        if e.prim == "pow" and not self.exact and lit.is_literal(e.ins[1]) and isinstance(e.ins[0], ast.Name):
-            x, y = e.ins[0], lit.literal_value(e.ins[1])
-            if _same_aval(self.avals.get(x.id), aval) and aval.dtype.kind == "f" and y in (0.0, 1.0, 2.0):
-                loc = getattr(stmt, "loc", None)
-                if y == 0.0:  # 1 for every x, NaN included (IEEE's pow; the derivative of x ** 1.0)
-                    one = lit.literal_ast(np.ones((), aval.dtype))
-                    return [make_stmt(e.outs, "broadcast_in_dim", [one], {"shape": tuple(aval.shape), "broadcast_dimensions": ()}, loc)], {}
-                if y == 1.0:
-                    return [], {e.outs[0]: x}
-                return [make_stmt(e.outs, "mul", [x, name_atom(x.id)], {}, loc)], {}
+        if e.prim == "pow" and not self.exact:
+            return _reduced_pow(e, aval, self.avals, getattr(stmt, "loc", None))
         return None
 
 
-def _fold(e, aval, literals):
+def _reduced_pow(e, aval, avals, loc):
+    """`pow(x, c)` for a literal c of 0.0, 1.0 or 2.0 on real floats, as XLA rewrites it:
+    ones (IEEE's pow(x, 0) is 1 for every x, NaN included), x, or x * x; else None."""
+    x, y = e.ins
+    if not (isinstance(x, ast.Name) and literals.is_literal(y) and aval.dtype.kind == "f"):
+        return None
+    y = literals.literal_value(y)
+    if not _same_aval(avals.get(x.id), aval) or y not in (0.0, 1.0, 2.0):
+        return None
+    if y == 1.0:
+        return [], {e.outs[0]: x}
+    if y == 2.0:
+        return [make_stmt(e.outs, "mul", [x, name_atom(x.id)], {}, loc)], {}
+    one = literals.literal_ast(np.ones((), aval.dtype))
+    return [make_stmt(e.outs, "broadcast_in_dim", [one], {"shape": tuple(aval.shape), "broadcast_dimensions": ()}, loc)], {}
+
+
+def _fold(e, aval):
     """The literal `e` computes when all its operands are literals, else None."""
     if not e.ins or not all(literals.is_literal(a) for a in e.ins):
         return None
@@ -110,7 +117,7 @@ def _fold(e, aval, literals):
         return None
     if value.shape != () or value.dtype != aval.dtype or not literals.can_inline(value):
         return None
-    if value.dtype == np.float16:  # compiled code computes float16 in float32 (narrow_floats): no rounding to fold
+    if value.dtype == np.float16:  # compiled code computes float16 in float32 (narrow_floats)
         return None
     return literals.literal_ast(value)
 
@@ -160,8 +167,6 @@ def _rewrite_body(body, rewrite):
 
 
 def _drop_identity(stmt, avals):
-    from . import literals
-
     e = eqn(stmt)
     table = _IDENTITIES.get(e.prim)
     if table is None or len(e.ins) != 2:
@@ -236,8 +241,6 @@ def reciprocal_divisors(program):
     one division per element of `b` instead of one per element of `a` (a row softmax divides
     each row by one sum). XLA's algebraic simplifier makes the same rewrite, so jitted results
     differ from a true division by at most one rounding, as JAX's do."""
-    from . import literals
-
     fn = copy_tree(program.fn)
     avals = dict(program.avals)
     fresh = Namer(all_names(fn)).fresh
