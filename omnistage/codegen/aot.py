@@ -380,6 +380,9 @@ def _signature(program):
     return ins, outs
 
 
+signature = _signature  # public: the native tier (c_tier) builds libraries of this signature
+
+
 def program_key(program):
     """The lookup key of `program`'s library (see the module docstring)."""
     ins, outs = _signature(program)
@@ -427,9 +430,11 @@ def _file_sha256(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def load(program):
-    """The AotProgram for `program` when a valid library is cached, else None."""
-    if not enabled():
+def load(program, native_tier=False):
+    """The AotProgram for `program` when a valid library is cached, else None.
+    `native_tier`: the library the native tier (c_tier) just published, loaded even when
+    OMNISTAGE_AOT=0 turns cached libraries off."""
+    if not (enabled() or native_tier):
         return None
     try:
         key = program_key(program)
@@ -998,6 +1003,17 @@ def _publish_library(built, name):
     with open(built, "rb") as f:
         disk_cache._publish(directory, path, f.read(), suffix=".so")
     return path
+
+
+def publish(key, built, name, fields):
+    """Publish the library at `built` as `name` and its record under `key` (the native tier,
+    c_tier, which builds libraries in the calling process); `fields` join the record."""
+    published = _publish_library(built, name)
+    _publish_record({
+        "format": FORMAT, "key": key, "module": name, "library": name, "sha256": _file_sha256(published),
+        "toolchain": toolchain_key(), "python_api": False, "parallel": False,
+        "pooled": False, **fields,
+    })
 
 
 def _publish_record(record):

@@ -1108,7 +1108,9 @@ def _emit_dot_general(em, e):
         _small_product(em, e, (lb, lfree, lc), (rb, rc, rfree), dt, comment)
         return
     if aval.dtype.kind in "fc" and K > 0:
-        blas_threads.configure()  # once per process, before the first program that calls BLAS runs
+        # once per process, before the first program that calls BLAS runs (the native tier's
+        # emission, threads=None, asks without importing Numba)
+        blas_threads.configure(parallel.likely_enabled() if em.module.threads is None else None)
         # BLAS on each batch element's matrices, in the compiled-once kernel `_kn.matmul`
         # (called through a pointer: nothing of Numba's dot implementation is compiled into
         # the program). An operand is a reshape of itself, or of its transposed matrices (BLAS
@@ -1183,6 +1185,8 @@ def _matmul_kernel(em, B, M, N, K):
     pool first, once the module turns out to have no parallel loops: ModuleEmitter.emit),
     `matmul_pool` in one without (what native libraries are built from: the GEMM pool, else
     serial); else `matmul`. All compute the same blocks with the same calls: the same bits."""
+    if em.module.threads is None:
+        return "matmul"  # the native tier (c_tier): one gemm per matrix, in C
     from . import kernels
 
     if not parallel.enabled() or B * M * N * K < kernels.GEMM_SPLIT_WORK:
@@ -1271,7 +1275,8 @@ def emit_module(program, vmath_lookup=lambda name, dtype: None, threads=True):
     `threads="blas"` emits no parallel loops but cuts big products into blocks for Numba's
     threads (`matmul_threads`: the serial build of a parallel program, run with one thread
     when it stands for the serial build); `threads=False` uses no threads at all (what a native
-    library is built from)."""
+    library is built from); `threads=None` is the native tier's module (c_tier): no threads,
+    one BLAS call per matrix, nothing asked of Numba."""
     source = ModuleEmitter(program, vmath_lookup, threads).emit()
     return (profile.instrument(source, program.name) if profile.enabled() else source), program.name
 from . import opaque_rules  # noqa: F401

@@ -333,6 +333,11 @@ def compile_for_cpu(program):
     loaded = aot.load(program)
     if loaded is not None:
         return loaded
+    from . import c_tier
+
+    built = c_tier.compile_program(program)
+    if built is not None:
+        return built
     from .emit_cpu import Unsupported
 
     try:

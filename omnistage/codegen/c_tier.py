@@ -1,0 +1,90 @@
+"""The native tier: a program's first compile through the system C compiler instead of Numba.
+
+Why: in a fresh process Numba's import, typing, lowering and LLVM's optimization of a program's
+module took 3-5x JAX's whole first call (train_step: 1.16 s of Numba and LLVM against JAX's
+0.34 s). The generated module is a small, regular subset of Python; translated to C
+(c_translate.py) it compiles with `cc -O2` in a tenth of that, and a process that never
+imported Numba does not import it.
+
+What it makes is an `aot` library: the same ABI (`omnistage_aot_main`), the same record, keyed
+by the same program key, published in the cache the same way (hash-checked, tagged, atomic), so
+a later process loads it through `aot.load` exactly like a library the background builder made
+from Numba's compile. A program this tier builds has no other build: its results are the C
+library's in every process and every call (no background compile ever replaces it). A program
+it cannot translate, or a machine without a C compiler, keeps the Numba path, unchanged.
+
+Not translated (the Numba path stays): parallel loops (a library is a serial build), complex
+numbers, float16/bfloat16 boundaries, callbacks into Python, and every `_rt`/`_kn` function
+c_translate does not know (LAPACK kernels, sorts, convolutions, FFTs, collectives).
+
+`OMNISTAGE_C_TIER=0` turns the tier off. `OMNISTAGE_AOT=0` does not: it turns off loading
+libraries made by earlier processes (and Numba's background builder), so each process then
+compiles its C anew (the published file is reused when its bytes are the same).
+"""
+import hashlib
+import os
+import subprocess
+import tempfile
+import threading
+
+from . import aot, blas_table, c_translate, c_vmath, disk_cache, memory_check, narrow_floats
+
+# no contraction: a*b+c rounds twice, as NumPy's and the interpreter's arithmetic do; -fwrapv:
+# integer arithmetic wraps as LLVM's does; no errno: sqrt is one instruction; -O2's default
+# cost model ("very cheap") leaves loops that need a runtime alias check scalar (selu 7x slower)
+FLAGS = ("-O2", "-fvect-cost-model=dynamic", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-fno-strict-aliasing",
+         "-fPIC", "-shared")
+_declined = set()  # program keys this process found untranslatable
+_lock = threading.Lock()
+
+
+def enabled():
+    return os.environ.get("OMNISTAGE_C_TIER", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def compile_program(program):
+    """`program` as an aot.AotProgram compiled through C now, or None (the caller takes the
+    Numba path): not translatable, no C compiler, or the compiler failed."""
+    if not enabled() or narrow_floats.needs_widening(program):
+        return None
+    cc = aot.compiler()
+    if cc is None:
+        return None
+    try:
+        key = aot.program_key(program)
+    except Exception:  # noqa: BLE001 - no key, no library
+        return None
+    if key in _declined or aot.known_unsupported(program):
+        return None
+    source = translated = None
+    try:
+        from .emit_cpu import Unsupported as NoLowering, emit_module
+
+        source, entry = emit_module(program, c_vmath.lookup, threads=None)
+        ins, outs = aot.signature(program)
+        translated, uses_gemm = c_translate.translate(source, entry, ins, outs, c_vmath.NAMES.values())
+    except (c_translate.Unsupported, NoLowering):
+        _declined.add(key)
+        return None
+    if uses_gemm and not blas_table.fill():
+        _declined.add(key)
+        return None
+    memory_check.check_source(source, program.name)  # an array bigger than the machine: say where
+    with _lock, tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
+        digest = hashlib.sha256("\0".join([translated, *cc, *FLAGS]).encode()).hexdigest()[:32]
+        src, lib = os.path.join(work, "program.c"), os.path.join(work, f"omnistage_c_{digest}.so")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(translated)
+        done = subprocess.run([*cc, *FLAGS, "-o", os.path.basename(lib), "program.c", "-lm"], cwd=work,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            _declined.add(key)  # a translation the compiler rejects is our bug: Numba's path still works
+            if os.environ.get("OMNISTAGE_AOT_DEBUG"):
+                print(done.stderr)
+            return None
+        aot.publish(key, lib, os.path.basename(lib), {"blas_table": uses_gemm, "tier": "c"})
+    loaded = aot.load(program, native_tier=True)
+    if loaded is not None:
+        loaded.cache_status = "compiled to C (cache miss)"
+        loaded.c_source = translated
+    return loaded

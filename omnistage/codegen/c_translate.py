@@ -1,0 +1,1284 @@
+"""The generated Numba module translated to C, for the native tier (c_tier.py).
+
+emit_cpu writes a small, regular subset of Python: loop nests over `range`, scalar arithmetic on
+NumPy-typed values, element reads and writes of arrays whose shapes are all static, calls of
+`support` (`_rt`), `kernels` (`_kn`) and `vmath` functions, and helper functions for
+control-flow bodies. This module reads that module's AST and writes the same statements as C
+(runtime in c_runtime.py, vmath in c_vmath.py), typing every value as Numba would: integer
+arithmetic widened to 64 bits, the emitter's casts back to each result's width, NumPy's
+promotion between floats.
+
+Whatever it does not recognize raises `Unsupported`, and the program keeps the Numba path: an
+unknown construct is never guessed at. Arrays are C pointers with a static layout (dtype, shape
+and strides known here), so an element access is a constant-stride address computation and the C
+compiler sees fixed trip counts. A translated function allocates from the call's arena
+(c_runtime.SOURCE explains the memory scheme); a loop whose body allocates releases the
+iteration's memory at its end, after copying the array values that live on into slots.
+"""
+import ast
+
+import numpy as np
+
+from . import c_runtime, c_vmath
+
+
+class Unsupported(Exception):
+    """The module uses something this translator does not handle; the Numba path stays."""
+
+
+C_TYPES = {
+    "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+    "float32": "float", "float64": "double",
+}
+_FLOAT_NAME = {"float32": "float", "float64": "double"}
+
+
+class Scalar:
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype):
+        if dtype not in C_TYPES:
+            raise Unsupported(f"scalar type {dtype}")
+        self.dtype = dtype
+
+    def __eq__(self, other):
+        return isinstance(other, Scalar) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash(("s", self.dtype))
+
+    def __repr__(self):
+        return self.dtype
+
+
+class Arr:
+    """An array value: dtype, static shape and strides (in elements)."""
+
+    __slots__ = ("dtype", "shape", "strides")
+
+    def __init__(self, dtype, shape, strides=None):
+        if dtype not in C_TYPES:
+            raise Unsupported(f"array type {dtype}")
+        self.dtype, self.shape = dtype, tuple(int(d) for d in shape)
+        self.strides = tuple(strides) if strides is not None else c_strides(self.shape)
+
+    @property
+    def contiguous(self):
+        return all(d <= 1 or s == c for d, s, c in zip(self.shape, self.strides, c_strides(self.shape)))
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __eq__(self, other):
+        return isinstance(other, Arr) and (other.dtype, other.shape, other.strides) == (self.dtype, self.shape, self.strides)
+
+    def __hash__(self):
+        return hash((self.dtype, self.shape, self.strides))
+
+    def __repr__(self):
+        return f"{self.dtype}{list(self.shape)}@{list(self.strides)}"
+
+
+class Tup:
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = tuple(items)
+
+
+def c_strides(shape):
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(int(d), 1)
+    return tuple(reversed(strides))
+
+
+def c_float(value, dtype):
+    """A C literal of exactly `value` in `dtype`."""
+    v = float(value)
+    suffix = "f" if dtype == "float32" else ""
+    if np.isnan(v):
+        return f"((({_FLOAT_NAME[dtype]})NAN))" if not np.signbit(v) else f"(-(({_FLOAT_NAME[dtype]})NAN))"
+    if np.isinf(v):
+        return f"(({_FLOAT_NAME[dtype]})INFINITY)" if v > 0 else f"(-({_FLOAT_NAME[dtype]})INFINITY)"
+    return f"({v.hex()}{suffix})" if dtype == "float32" else f"({v.hex()})"
+
+
+def c_literal(value, dtype):
+    if dtype in _FLOAT_NAME:
+        return c_float(value, dtype)
+    if dtype == "bool":
+        return "true" if value else "false"
+    v = int(value)
+    if dtype == "int64" and v == -(1 << 63):
+        return "INT64_MIN"
+    if dtype.startswith("u"):
+        return f"(({C_TYPES[dtype]}){v}ULL)"
+    return f"(({C_TYPES[dtype]})({v}LL))"
+
+
+def _wide(dtype):
+    """The type Numba computes integer arithmetic in (64 bits, keeping the signedness)."""
+    if dtype == "bool":
+        return "int64"
+    if dtype.startswith("uint"):
+        return "uint64"
+    if dtype.startswith("int"):
+        return "int64"
+    return dtype
+
+
+def arith_type(a, b, op):
+    """Numba's result type of scalar `a op b` (dtype names)."""
+    fa, fb = a in _FLOAT_NAME, b in _FLOAT_NAME
+    if fa or fb:
+        if op == "/" or fa and fb:
+            return "float64" if "float64" in (a, b) else ("float32" if fa and fb else "float64")
+        return "float64"  # an integer (widened to 64 bits) with a float
+    if op == "/":
+        return "float64"
+    if a == "bool" and b == "bool" and op in ("&", "|", "^"):
+        return "bool"
+    wa, wb = _wide(a), _wide(b)
+    if wa == wb:
+        return wa
+    unsigned = a if wa == "uint64" else b
+    if unsigned != "uint64":  # Numba: a narrower unsigned with a signed integer computes in int64
+        return "int64"
+    raise Unsupported(f"mixed-signedness integer arithmetic {a} {op} {b}")
+
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+           ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+# np.<name>(x) on a float scalar -> the libm function (f suffix for float32), as Numba lowers it
+_LIBM = {"sqrt": "sqrt", "exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "exp2": "exp2",
+         "log2": "log2", "log10": "log10", "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin",
+         "arccos": "acos", "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+         "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "floor": "floor", "ceil": "ceil",
+         "trunc": "trunc", "rint": "rint", "cbrt": "cbrt", "fabs": "fabs"}
+_LIBM2 = {"arctan2": "atan2", "fmod": "fmod", "nextafter": "nextafter", "copysign": "copysign",
+          "power": "pow", "hypot": "hypot"}
+
+
+def _is_call_to(node, *names):
+    return isinstance(node, ast.Call) and _dotted(node.func) in names
+
+
+def _dotted(node):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return base and f"{base}.{node.attr}"
+    return None
+
+
+def _names_in(nodes):
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _assigned_in(nodes):
+    out = set()
+    for node in nodes:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                out.add(n.id)
+    return out
+
+
+def _allocates(nodes, helpers):
+    for node in nodes:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call):
+                name = _dotted(n.func)
+                if name in _ALLOCATING or name in helpers:
+                    return True
+    return False
+
+
+_ALLOCATING = {"_rt.empty", "_rt.full", "_rt.copy", "_rt.astype", "_rt.contiguous", "_rt.reshape"}
+
+
+class Module:
+    """The translation of one generated module: its constants and, on demand, each function
+    specialized to the types it is called with."""
+
+    def __init__(self, source, vmath_names):
+        self.tree = ast.parse(source)
+        self.vmath = set(vmath_names)
+        self.consts = {}  # name -> (c name, type, value)
+        self.functions = {}
+        self.specs = {}  # (name, arg types) -> (c name, result types)
+        self.decls = []  # C definitions, callees first
+        self.uses_gemm = False
+        for node in self.tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(node, ast.FunctionDef):
+                self.functions[node.name] = node
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self._constant(node.targets[0].id, node.value)
+            else:
+                raise Unsupported(f"module statement {ast.dump(node)[:60]}")
+
+    def _constant(self, name, node):
+        # the module's constants are our own emitter's typed literals, evaluated here with NumPy
+        text = ast.unparse(node)
+        try:
+            value = eval(compile(text, "<constant>", "eval"), {"np": np, "__builtins__": {}})  # noqa: S307
+        except Exception as e:  # noqa: BLE001
+            raise Unsupported(f"constant {name} = {text[:40]} ({e})") from None
+        if isinstance(value, np.ndarray):
+            dtype = value.dtype.name
+            if dtype not in C_TYPES:
+                raise Unsupported(f"constant array of {dtype}")
+            c_name = f"os_k_{name.lstrip('_')}"
+            items = ", ".join(c_literal(v, dtype) for v in value.ravel()) or "0"
+            self.decls.append(f"static const {C_TYPES[dtype]} {c_name}[{max(value.size, 1)}] = {{{items}}};")
+            self.consts[name] = (c_name, Arr(dtype, value.shape), value)
+        elif isinstance(value, np.generic) and value.dtype.name in C_TYPES:
+            dtype = value.dtype.name
+            self.consts[name] = (c_literal(value, dtype), Scalar(dtype), value)
+        else:
+            raise Unsupported(f"constant {name} of type {type(value).__name__}")
+
+    def function(self, name, arg_types):
+        """The C name and result types of `name` specialized to `arg_types` (translated once)."""
+        key = (name, tuple(arg_types))
+        if key not in self.specs:
+            node = self.functions.get(name)
+            if node is None:
+                raise Unsupported(f"call of {name}")
+            c_name = f"os_fn_{name}_{len(self.specs)}"
+            self.specs[key] = None  # recursion guard
+            body, results = FunctionTranslator(self, node, arg_types, c_name).translate()
+            self.specs[key] = (c_name, results)
+            self.decls.append(body)
+        spec = self.specs[key]
+        if spec is None:
+            raise Unsupported(f"recursive call of {name}")
+        return spec
+
+
+def translate(source, entry, in_types, out_types, vmath_names):
+    """C source of the library for `entry` of the generated module `source`: the runtime, the
+    vmath kernels, the translated functions and `int32_t omnistage_aot_main(void **buffers)`
+    (aot's ABI: inputs, then constants, then outputs, each a pointer to C-ordered data; rank-0
+    values are read from and written to their buffer). `in_types`/`out_types` are
+    (shape, dtype name) pairs. Raises Unsupported."""
+    module = Module(source, vmath_names)
+    arg_types = [Scalar(dt) if len(shape) == 0 else Arr(dt, shape) for shape, dt in in_types]
+    c_name, results = module.function(entry, arg_types)
+    if len(results) != len(out_types):
+        raise Unsupported("result count")
+    lines = ["int32_t omnistage_aot_main(void **buffers) {", "    os_arena arena = os_arena_open();"]
+    args = []
+    for k, t in enumerate(arg_types):
+        ct = C_TYPES[t.dtype]
+        args.append(f"*({ct} *)buffers[{k}]" if isinstance(t, Scalar) else f"({ct} *)buffers[{k}]")
+    outs = []
+    for k, (t, (shape, dt)) in enumerate(zip(results, out_types)):
+        if t.dtype != dt or (isinstance(t, Arr) and t.shape != tuple(shape)) or (isinstance(t, Scalar) and len(shape)):
+            raise Unsupported(f"result {k} is {t}, expected {dt}{list(shape)}")
+        ct = C_TYPES[t.dtype]
+        lines.append(f"    {ct} {'*' if isinstance(t, Arr) else ''}r{k};")
+        outs.append(f"&r{k}")
+    lines.append(f"    if ({c_name}(&arena{''.join(', ' + a for a in args + outs)})) {{ os_release(&arena); return 1; }}")
+    for k, t in enumerate(results):
+        slot = f"buffers[{len(arg_types) + k}]"
+        ct = C_TYPES[t.dtype]
+        if isinstance(t, Scalar):
+            lines.append(f"    *({ct} *){slot} = r{k};")
+        else:
+            lines.extend(f"    {line}" for line in _copy_lines(f"({ct} *){slot}", Arr(t.dtype, t.shape), f"r{k}", t))
+    lines += ["    os_release(&arena);", "    return 0;", "}"]
+    parts = [c_runtime.SOURCE, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
+    return "\n\n".join(parts) + "\n", module.uses_gemm
+
+
+def _copy_lines(dst, dst_t, src, src_t, cast=None):
+    """C statements copying array `src` (layout src_t) into `dst` (layout dst_t), elementwise."""
+    if dst_t.shape != src_t.shape:
+        raise Unsupported("copy between shapes")
+    if dst_t.size == 0:
+        return []
+    if cast is None and dst_t.contiguous and src_t.contiguous:
+        return [f"if ((void *)({dst}) != (void *)({src})) memmove({dst}, {src}, {dst_t.size} * sizeof({C_TYPES[dst_t.dtype]}));"]
+    idx = [f"_c{k}" for k in range(len(dst_t.shape))]
+    lines, indent = [], ""
+    for k, d in enumerate(dst_t.shape):
+        lines.append(f"{indent}for (int64_t {idx[k]} = 0; {idx[k]} < {d}; {idx[k]}++)")
+        indent += "    "
+    d_at = " + ".join(f"{i} * {s}" for i, s in zip(idx, dst_t.strides)) or "0"
+    s_at = " + ".join(f"{i} * {s}" for i, s in zip(idx, src_t.strides)) or "0"
+    value = f"{src}[{s_at}]" if cast is None else f"({C_TYPES[cast]}){src}[{s_at}]"
+    lines.append(f"{indent}({dst})[{d_at}] = {value};")
+    return ["{", *lines, "}"]
+
+
+class FunctionTranslator:
+    """One function of the module, specialized to its argument types."""
+
+    def __init__(self, module, node, arg_types, c_name):
+        self.m, self.node, self.c_name = module, node, c_name
+        params = node.args
+        if params.vararg or params.kwarg or params.kwonlyargs or params.defaults or params.posonlyargs:
+            raise Unsupported(f"signature of {node.name}")
+        if len(params.args) != len(arg_types):
+            raise Unsupported(f"arity of {node.name}")
+        self.types = {}  # local name -> type
+        self.params = [a.arg for a in params.args]
+        for name, t in zip(self.params, arg_types):
+            self.types[name] = t
+        self.lines = []
+        self.tmp = 0
+        self.temps = set()
+        self.results = None
+
+    # --- helpers --------------------------------------------------------------------------
+
+    def fresh(self, prefix="t"):
+        self.tmp += 1
+        name = f"os_{prefix.lstrip('_')}{self.tmp}"
+        self.temps.add(name)
+        return name
+
+    def c(self, name):
+        """The C name of local `name` (Python names get a prefix no temporary has)."""
+        return name if name in self.temps else f"v_{name}"
+
+    def declare(self, name, t):
+        old = self.types.get(name)
+        if old is None:
+            self.types[name] = t
+        elif not _same_type(old, t):
+            raise Unsupported(f"{name} is {old} and {t}")
+
+    def emit(self, line, depth):
+        self.lines.append("    " * depth + line)
+
+    # --- functions ------------------------------------------------------------------------
+
+    def translate(self):
+        body = self.node.body
+        if not body or not isinstance(body[-1], ast.Return):
+            raise Unsupported(f"{self.node.name} does not end with its return")
+        for stmt in body[:-1]:
+            self.stmt(stmt, 1)
+        self.ret(body[-1], 1)
+        return self.assemble(), self.results
+
+    def assemble(self):
+        params = ["os_arena *A"]
+        for name in self.params:
+            t = self.types[name]
+            params.append(f"{C_TYPES[t.dtype]} {'*' if isinstance(t, Arr) else ''}{self.c(name)}")
+        for k, t in enumerate(self.results):
+            params.append(f"{C_TYPES[t.dtype]} {'**' if isinstance(t, Arr) else '*'}os_out{k}")
+        decls = []
+        for name, t in self.types.items():
+            if name in self.params or isinstance(t, Tup):
+                continue
+            decls.append(f"    {C_TYPES[t.dtype]} {'*' if isinstance(t, Arr) else ''}{self.c(name)};")
+        return "\n".join([f"static int {self.c_name}({', '.join(params)}) {{", *decls, *self.lines,
+                          "    return 0;", "os_fail:", "    return 1;", "}"])
+
+    def ret(self, node, depth):
+        value = node.value
+        items = value.elts if isinstance(value, ast.Tuple) else [value]
+        self.results = []
+        codes = []
+        for item in items:
+            code, t = self.expr(item)
+            if isinstance(t, Tup):
+                raise Unsupported("tuple in a result")
+            self.results.append(t)
+            codes.append(code)
+        for k, code in enumerate(codes):
+            self.emit(f"*os_out{k} = {code};", depth)
+
+    # --- statements -----------------------------------------------------------------------
+
+    def stmt(self, node, depth):
+        kind = type(node).__name__
+        handler = getattr(self, f"s_{kind}", None)
+        if handler is None:
+            raise Unsupported(f"statement {kind}")
+        handler(node, depth)
+
+    def s_Pass(self, node, depth):
+        pass
+
+    def s_Expr(self, node, depth):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # a docstring
+        if isinstance(node.value, ast.Call) and _dotted(node.value.func) in _KERNEL_STATEMENTS:
+            _KERNEL_STATEMENTS[_dotted(node.value.func)](self, node.value, depth)
+            return
+        raise Unsupported(f"expression statement {ast.unparse(node)[:60]}")
+
+    def s_Assign(self, node, depth):
+        if len(node.targets) != 1:
+            raise Unsupported("chained assignment")
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Tuple):
+            self.assign_tuple(target.elts, value, depth)
+            return
+        if isinstance(target, ast.Subscript):
+            self.store(target, value, depth)
+            return
+        if not isinstance(target, ast.Name):
+            raise Unsupported("assignment target")
+        if isinstance(value, ast.Call) and _dotted(value.func) in self.m.functions:
+            self.call_helper([target], value, depth)
+            return
+        code, t = self.expr(value, depth)
+        if isinstance(t, Tup):
+            raise Unsupported("tuple value assigned to a name")
+        self.declare(target.id, t)
+        self.emit(f"{self.c(target.id)} = {code};", depth)
+
+    def assign_tuple(self, targets, value, depth):
+        if not all(isinstance(t, ast.Name) for t in targets):
+            raise Unsupported("tuple target")
+        if isinstance(value, ast.Call) and _dotted(value.func) in self.m.functions:
+            self.call_helper(targets, value, depth)
+            return
+        if isinstance(value, ast.Call) and _dotted(value.func) == "_rt.threefry2x32" and len(targets) == 2:
+            args = [self.expr(a, depth) for a in value.args]
+            if len(args) != 4 or any(t != Scalar("uint32") for _, t in args):
+                raise Unsupported("threefry2x32 operands")
+            for t in targets:
+                self.declare(t.id, Scalar("uint32"))
+            self.emit(f"os_threefry2x32({', '.join(c for c, _ in args)}, &{self.c(targets[0].id)}, &{self.c(targets[1].id)});", depth)
+            return
+        if not isinstance(value, ast.Tuple) or len(value.elts) != len(targets):
+            raise Unsupported("tuple assignment")
+        # all right-hand sides first: `a, b = b, a`
+        temps = []
+        for elt in value.elts:
+            code, t = self.expr(elt, depth)
+            if isinstance(t, Tup):
+                raise Unsupported("nested tuple")
+            tmp = self.fresh()
+            self.declare(tmp, t)
+            self.emit(f"{tmp} = {code};", depth)
+            temps.append((tmp, t))
+        for target, (tmp, t) in zip(targets, temps):
+            self.declare(target.id, t)
+            self.emit(f"{self.c(target.id)} = {tmp};", depth)
+
+    def call_helper(self, targets, call, depth):
+        if call.keywords:
+            raise Unsupported("keyword arguments")
+        args = [self.expr(a, depth) for a in call.args]
+        if any(isinstance(t, Tup) for _, t in args):
+            raise Unsupported("tuple argument")
+        c_name, results = self.m.function(_dotted(call.func), [t for _, t in args])
+        if len(results) != len(targets):
+            raise Unsupported("helper result count")
+        temps = []
+        for t in results:
+            tmp = self.fresh()
+            self.declare(tmp, t)
+            temps.append(tmp)
+        outs = "".join(f", &{tmp}" for tmp in temps)
+        self.emit(f"if ({c_name}(A{''.join(', ' + c for c, _ in args)}{outs})) goto os_fail;", depth)
+        for target, tmp, t in zip(targets, temps, results):
+            self.declare(target.id, t)
+            self.emit(f"{self.c(target.id)} = {tmp};", depth)
+
+    def store(self, target, value, depth):
+        base, t = self.expr(target.value, depth)
+        if not isinstance(t, Arr):
+            raise Unsupported("store into a non-array")
+        index = _index_elts(target.slice)
+        if len(index) != len(t.shape):
+            raise Unsupported("partial store")
+        at = self.offset(index, t, depth)
+        code, vt = self.expr(value, depth)
+        if not isinstance(vt, Scalar):
+            raise Unsupported("array stored into an element")
+        self.emit(f"{base}[{at}] = {self.convert(code, vt.dtype, t.dtype)};", depth)
+
+    def s_AugAssign(self, node, depth):
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise Unsupported("augmented operator")
+        load = ast.copy_location(ast.BinOp(left=_as_load(node.target), op=node.op, right=node.value), node)
+        self.s_Assign(ast.Assign(targets=[node.target], value=load), depth)
+
+    def s_If(self, node, depth):
+        code, t = self.expr(node.test, depth)
+        if not isinstance(t, Scalar):
+            raise Unsupported("array condition")
+        self.emit(f"if ({code}) {{", depth)
+        for s in node.body:
+            self.stmt(s, depth + 1)
+        if node.orelse:
+            self.emit("} else {", depth)
+            for s in node.orelse:
+                self.stmt(s, depth + 1)
+        self.emit("}", depth)
+
+    def s_For(self, node, depth):
+        if node.orelse or not isinstance(node.target, ast.Name) or not _is_call_to(node.iter, "range", "numba.prange"):
+            raise Unsupported(f"for loop {ast.unparse(node.iter)[:40]}")
+        if _dotted(node.iter.func) == "numba.prange":
+            raise Unsupported("parallel loop")
+        args = node.iter.args
+        if node.iter.keywords or not 1 <= len(args) <= 3:
+            raise Unsupported("range arguments")
+        bounds = [self.int_expr(a, depth) for a in args]
+        start, stop = ("0", bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+        step = 1
+        if len(args) == 3:
+            step = _static_int(args[2])
+            if step is None or step == 0:
+                raise Unsupported("range step")
+        var = self.c(node.target.id)
+        self.declare(node.target.id, Scalar("int64"))
+        cmp = "<" if step > 0 else ">"
+        # Python evaluates range's bounds once
+        lo, hi = self.fresh("_lo"), self.fresh("_hi")
+        self.declare(lo, Scalar("int64"))
+        self.declare(hi, Scalar("int64"))
+        self.emit(f"{lo} = {start}; {hi} = {stop};", depth)
+        self.loop(f"for ({var} = {lo}; {var} {cmp} {hi}; {var} += {step})", node, depth)
+
+    def s_While(self, node, depth):
+        if node.orelse:
+            raise Unsupported("while-else")
+        code, t = self.expr(node.test, depth)
+        if not isinstance(t, Scalar):
+            raise Unsupported("array condition")
+        if _calls_in(node.test):
+            raise Unsupported("call in a loop condition")
+        self.loop(f"while ({code})", node, depth)
+
+    def loop(self, header, node, depth):
+        body = node.body
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for s in body for n in ast.walk(s)):
+            raise Unsupported("break, continue or return in a loop")
+        if not _allocates(body, self.m.functions):
+            self.emit(header + " {", depth)
+            for s in body:
+                self.stmt(s, depth + 1)
+            self.emit("}", depth)
+            return
+        # the body allocates: its iteration's memory is released at the end of the iteration,
+        # after the arrays that live on (read after the loop or in the next iteration) are
+        # copied into slots allocated here, two per value, used in turn
+        inside = _assigned_in(body)
+        outside = _names_in([s for s in self.node.body if s is not node and not _contains(s, node)])
+        outside |= _names_in([node.test]) if isinstance(node, ast.While) else set()
+        outside |= self._names_around(node)
+        carried = sorted(n for n in inside & outside if isinstance(self.types.get(n), Arr) or n not in self.types)
+        # types of values first assigned in the body are known only after translating it once
+        saved = (list(self.lines), dict(self.types), self.tmp)
+        for s in body:
+            self.stmt(s, depth + 1)
+        self.lines, types_after, self.tmp = saved[0], self.types, saved[2]
+        self.types = types_after
+        carried = [n for n in carried if isinstance(self.types.get(n), Arr)]
+        if carried and _may_alias_written(body, inside) & set(carried):
+            # a copy taken at the end of an iteration would miss a later write Python would see
+            raise Unsupported("a loop-carried array may view an array the loop writes")
+        for n in carried:
+            t = self.types[n]
+            if not t.contiguous:
+                raise Unsupported(f"loop-carried view {n}")
+        slots, parity, mark = {}, self.fresh("_par"), self.fresh("_mark")
+        self.declare(parity, Scalar("int64"))
+        self.emit(f"{parity} = 0;", depth)
+        for n in carried:
+            t = self.types[n]
+            slots[n] = (self.fresh("_slot"), self.fresh("_slot"))
+            for s in slots[n]:
+                self.declare(s, t)
+                self.emit(f"{s} = ({C_TYPES[t.dtype]} *)os_alloc(A, {max(t.size, 1)} * sizeof({C_TYPES[t.dtype]})); if (!{s}) goto os_fail;", depth)
+        self.emit(header + " {", depth)
+        self.emit(f"os_mark {mark} = os_mark_get(A);", depth + 1)
+        for s in body:
+            self.stmt(s, depth + 1)
+        for n in carried:
+            t, (s0, s1) = self.types[n], slots[n]
+            dst = self.fresh("_dst")
+            self.declare(dst, t)
+            self.emit(f"{dst} = {parity} ? {s1} : {s0};", depth + 1)
+            for line in _copy_lines(dst, t, self.c(n), t):
+                self.emit(line, depth + 1)
+            self.emit(f"{self.c(n)} = {dst};", depth + 1)
+        self.emit(f"{parity} ^= 1;", depth + 1)
+        self.emit(f"os_reset(A, {mark});", depth + 1)
+        self.emit("}", depth)
+
+    def _names_around(self, loop):
+        """Names used in the statements enclosing `loop` other than `loop` itself (a nested
+        loop's values that the outer loop's body reads)."""
+        names = set()
+
+        def visit(stmts):
+            for s in stmts:
+                if s is loop:
+                    continue
+                if _contains(s, loop):
+                    for field in ("body", "orelse"):
+                        inner = getattr(s, field, None)
+                        if inner:
+                            visit(inner)
+                    if isinstance(s, (ast.While, ast.If)):
+                        names.update(_names_in([s.test]))
+                    if isinstance(s, ast.For):
+                        names.update(_names_in([s.iter]))
+                else:
+                    names.update(_names_in([s]))
+
+        visit(self.node.body)
+        return names
+
+    # --- expressions ----------------------------------------------------------------------
+
+    def int_expr(self, node, depth):
+        code, t = self.expr(node, depth)
+        if not isinstance(t, Scalar) or t.dtype in _FLOAT_NAME:
+            raise Unsupported("non-integer bound")
+        return f"(int64_t)({code})"
+
+    def expr(self, node, depth=0):
+        kind = type(node).__name__
+        handler = getattr(self, f"e_{kind}", None)
+        if handler is None:
+            raise Unsupported(f"expression {kind}: {ast.unparse(node)[:60]}")
+        return handler(node, depth)
+
+    def e_Constant(self, node, depth):
+        v = node.value
+        if isinstance(v, bool):
+            return ("true" if v else "false"), Scalar("bool")
+        if isinstance(v, int):
+            if not -(1 << 63) <= v < (1 << 63):
+                raise Unsupported("integer literal range")
+            return c_literal(v, "int64"), Scalar("int64")
+        if isinstance(v, float):
+            return c_literal(v, "float64"), Scalar("float64")
+        raise Unsupported(f"literal {v!r}")
+
+    def e_Name(self, node, depth):
+        if node.id in self.types:
+            t = self.types[node.id]
+            if isinstance(t, Tup):
+                raise Unsupported("tuple value")
+            return self.c(node.id), t
+        if node.id in self.m.consts:
+            code, t, _ = self.m.consts[node.id]
+            return code, t
+        raise Unsupported(f"name {node.id}")
+
+    def e_Tuple(self, node, depth):
+        items = [self.expr(e, depth) for e in node.elts]
+        return None, Tup(items)
+
+    def e_BinOp(self, node, depth):
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise Unsupported(f"operator {type(node.op).__name__}")
+        a, ta = self.expr(node.left, depth)
+        b, tb = self.expr(node.right, depth)
+        if not (isinstance(ta, Scalar) and isinstance(tb, Scalar)):
+            raise Unsupported("arithmetic on arrays")
+        out = arith_type(ta.dtype, tb.dtype, op)
+        if op in ("<<", ">>"):
+            if out in _FLOAT_NAME:
+                raise Unsupported("float shift")
+            # Numba shifts in 64 bits; a count outside [0, 64) is undefined there too
+            return f"(({C_TYPES[out]})({a}) {op} ({C_TYPES[out]})({b}))", Scalar(out)
+        if op in ("&", "|", "^") and out in _FLOAT_NAME:
+            raise Unsupported("bitwise operator on floats")
+        ca, cb = self.convert(a, ta.dtype, out), self.convert(b, tb.dtype, out)
+        if op == "//":
+            if out in _FLOAT_NAME:
+                fn = "floorf" if out == "float32" else "floor"
+                return f"{fn}({ca} / {cb})", Scalar(out)
+            if out != "int64":
+                raise Unsupported("unsigned floor division")
+            return f"os_floordiv({ca}, {cb})", Scalar(out)
+        if op == "%":
+            if out in _FLOAT_NAME or out != "int64":
+                raise Unsupported("float or unsigned %")
+            return f"os_floormod({ca}, {cb})", Scalar(out)
+        if out in ("int64",) and op in ("+", "-", "*"):
+            # wrapping, as LLVM's integer arithmetic (C's signed overflow is undefined)
+            return f"((int64_t)((uint64_t)({ca}) {op} (uint64_t)({cb})))", Scalar(out)
+        return f"({ca} {op} {cb})", Scalar(out)
+
+    def e_UnaryOp(self, node, depth):
+        a, t = self.expr(node.operand, depth)
+        if not isinstance(t, Scalar):
+            raise Unsupported("unary operator on an array")
+        if isinstance(node.op, ast.Not):
+            return f"(!({a}))", Scalar("bool")
+        if isinstance(node.op, ast.USub):
+            if t.dtype in _FLOAT_NAME:
+                return f"(-({a}))", t
+            out = _wide(t.dtype)
+            return f"(({C_TYPES[out]})(0 - (uint64_t)({a})))", Scalar(out)
+        if isinstance(node.op, ast.UAdd):
+            return a, t
+        if isinstance(node.op, ast.Invert) and t.dtype not in _FLOAT_NAME and t.dtype != "bool":
+            out = _wide(t.dtype)
+            return f"(~({C_TYPES[out]})({a}))", Scalar(out)
+        raise Unsupported("unary operator")
+
+    def e_Compare(self, node, depth):
+        if len(node.ops) != 1:
+            raise Unsupported("chained comparison")
+        op = _CMPOPS.get(type(node.ops[0]))
+        if op is None:
+            raise Unsupported("comparison operator")
+        a, ta = self.expr(node.left, depth)
+        b, tb = self.expr(node.comparators[0], depth)
+        if not (isinstance(ta, Scalar) and isinstance(tb, Scalar)):
+            raise Unsupported("comparison of arrays")
+        both = arith_type(ta.dtype, tb.dtype, "+") if not (ta.dtype == tb.dtype == "bool") else "bool"
+        return f"({self.convert(a, ta.dtype, both)} {op} {self.convert(b, tb.dtype, both)})", Scalar("bool")
+
+    def e_BoolOp(self, node, depth):
+        op = "&&" if isinstance(node.op, ast.And) else "||"
+        parts = []
+        for v in node.values:
+            code, t = self.expr(v, depth)
+            if t != Scalar("bool"):
+                raise Unsupported("and/or of non-booleans")
+            parts.append(code)
+        return "(" + f" {op} ".join(parts) + ")", Scalar("bool")
+
+    def e_IfExp(self, node, depth):
+        c, tc = self.expr(node.test, depth)
+        a, ta = self.expr(node.body, depth)
+        b, tb = self.expr(node.orelse, depth)
+        if tc != Scalar("bool") or not (isinstance(ta, Scalar) and isinstance(tb, Scalar)):
+            raise Unsupported("conditional expression")
+        out = ta.dtype if ta == tb else arith_type(ta.dtype, tb.dtype, "+")
+        return f"(({c}) ? {self.convert(a, ta.dtype, out)} : {self.convert(b, tb.dtype, out)})", Scalar(out)
+
+    def e_Subscript(self, node, depth):
+        if _is_call_to(node.value, "_rt.threefry2x32"):
+            word = _static_int(node.slice)
+            args = self.scalars(node.value, depth, 4)
+            if word not in (0, 1) or any(t != Scalar("uint32") for _, t in args):
+                raise Unsupported("threefry2x32 operands")
+            words = [self.fresh("_tf"), self.fresh("_tf")]
+            for w in words:
+                self.declare(w, Scalar("uint32"))
+            self.emit(f"os_threefry2x32({', '.join(c for c, _ in args)}, &{words[0]}, &{words[1]});", depth)
+            return words[word], Scalar("uint32")
+        base, t = self.expr(node.value, depth)
+        if isinstance(t, Tup):
+            k = _static_int(node.slice)
+            if k is None or not -len(t.items) <= k < len(t.items):
+                raise Unsupported("tuple index")
+            return t.items[k]
+        if not isinstance(t, Arr):
+            raise Unsupported("subscript of a scalar")
+        index = _index_elts(node.slice)
+        if len(index) > len(t.shape):
+            raise Unsupported("too many indices")
+        if any(isinstance(i, ast.Slice) for i in index):
+            return self.view(base, t, index, depth)
+        at = self.offset(index, t, depth)
+        if len(index) == len(t.shape):
+            return f"{base}[{at}]", Scalar(t.dtype)
+        rest = Arr(t.dtype, t.shape[len(index):], t.strides[len(index):])
+        return f"({base} + ({at}))", rest
+
+    def view(self, base, t, index, depth):
+        """A basic-slice view with static bounds: a pointer and a static layout."""
+        offsets, shape, strides = [], [], []
+        for k, (d, s) in enumerate(zip(t.shape, t.strides)):
+            if k >= len(index):
+                shape.append(d)
+                strides.append(s)
+                continue
+            i = index[k]
+            if isinstance(i, ast.Slice):
+                lo, hi, step = (None if v is None else _static_int(v) for v in (i.lower, i.upper, i.step))
+                if any(v is None and w is not None for v, w in zip((lo, hi, step), (i.lower, i.upper, i.step))):
+                    raise Unsupported("dynamic slice bounds")
+                start, stop, stride = slice(lo, hi, step).indices(d)
+                n = len(range(start, stop, stride))
+                offsets.append(f"{start * s}")
+                shape.append(n)
+                strides.append(s * stride)
+            else:
+                code, it = self.expr(i, depth)
+                if not isinstance(it, Scalar) or it.dtype in _FLOAT_NAME:
+                    raise Unsupported("index type")
+                offsets.append(f"(int64_t)({code}) * {s}")
+        return f"({base} + ({' + '.join(offsets) or '0'}))", Arr(t.dtype, shape, strides)
+
+    def offset(self, index, t, depth):
+        terms = []
+        for i, s in zip(index, t.strides):
+            k = _static_int(i)
+            if k is not None:
+                if k < 0:
+                    raise Unsupported("negative static index")
+                if k * s:
+                    terms.append(str(k * s))
+                continue
+            code, it = self.expr(i, depth)
+            if not isinstance(it, Scalar) or it.dtype in _FLOAT_NAME or it.dtype == "bool":
+                raise Unsupported("index type")
+            if it.dtype in ("int64", "uint64"):
+                terms.append(f"({code}) * {s}" if s != 1 else f"({code})")
+            else:
+                terms.append(f"(int64_t)({code}) * {s}")
+        return " + ".join(terms) or "0"
+
+    def e_Attribute(self, node, depth):
+        name = _dotted(node)
+        if name in ("np.inf", "np.nan"):
+            return c_literal(np.inf if name == "np.inf" else np.nan, "float64"), Scalar("float64")
+        raise Unsupported(f"attribute {name}")
+
+    def e_Call(self, node, depth):
+        name = _dotted(node.func)
+        if node.keywords:
+            raise Unsupported(f"keyword arguments to {name}")
+        if name is None:
+            raise Unsupported("call of an expression")
+        if name.startswith("np.") and name[3:] in C_TYPES:
+            if len(node.args) != 1:
+                raise Unsupported(f"{name} arguments")
+            code, t = self.expr(node.args[0], depth)
+            if not isinstance(t, Scalar):
+                raise Unsupported(f"{name} of an array")
+            return self.convert(code, t.dtype, name[3:]), Scalar(name[3:])
+        if name in self.m.vmath:
+            args = [self.expr(a, depth) for a in node.args]
+            dtype = name.rsplit("_", 1)[1]
+            if any(t != Scalar(dtype) for _, t in args):
+                raise Unsupported(f"{name} operand types")
+            return f"{name}({', '.join(c for c, _ in args)})", Scalar(dtype)
+        rule = _CALLS.get(name)
+        if rule is None:
+            if name.startswith("np.") and name[3:] in _LIBM:
+                rule = _libm(_LIBM[name[3:]])
+            elif name.startswith("np.") and name[3:] in _LIBM2:
+                rule = _libm(_LIBM2[name[3:]])
+            else:
+                raise Unsupported(f"call of {name}")
+        return rule(self, node, depth)
+
+    def convert(self, code, src, dst):
+        if src == dst:
+            return code
+        if dst == "bool":
+            return f"(({code}) != 0)"
+        return f"(({C_TYPES[dst]})({code}))"
+
+    def scalars(self, node, depth, count=None):
+        args = [self.expr(a, depth) for a in node.args]
+        if count is not None and len(args) != count:
+            raise Unsupported(f"{_dotted(node.func)} arity")
+        if not all(isinstance(t, Scalar) for _, t in args):
+            raise Unsupported(f"{_dotted(node.func)} of arrays")
+        return args
+
+    def allocate(self, t, depth):
+        """A fresh array of layout `t` from the arena, in a temporary."""
+        tmp = self.fresh()
+        self.declare(tmp, t)
+        ct = C_TYPES[t.dtype]
+        self.emit(f"{tmp} = ({ct} *)os_alloc(A, {max(t.size, 1)} * sizeof({ct})); if (!{tmp}) goto os_fail;", depth)
+        return tmp
+
+
+def _same_type(a, b):
+    return type(a) is type(b) and (a == b if not isinstance(a, Tup) else True)
+
+
+def _as_load(target):
+    node = ast.parse(ast.unparse(target), mode="eval").body
+    return node
+
+
+def _may_alias_written(body, inside):
+    """Names in `body` whose value may be (a view of) an array allocated outside the loop and
+    written inside it: its stored-into names, then every name assigned from one of those."""
+    tainted = {n.value.id for s in body for n in ast.walk(s)
+               if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)}
+    tainted -= inside
+    assigns = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Assign)]
+    changed = bool(tainted)
+    while changed:
+        changed = False
+        for a in assigns:
+            if _names_in([a.value]) & tainted:
+                new = _assigned_in(a.targets) - tainted
+                if new:
+                    tainted |= new
+                    changed = True
+    return tainted
+
+
+def _contains(stmt, node):
+    return any(n is node for n in ast.walk(stmt))
+
+
+def _calls_in(node):
+    return any(isinstance(n, ast.Call) for n in ast.walk(node))
+
+
+def _index_elts(slice_node):
+    return list(slice_node.elts) if isinstance(slice_node, ast.Tuple) else [slice_node]
+
+
+def _static_int(node):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _static_int(node.operand)
+        return None if v is None else -v
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        a, b = _static_int(node.left), _static_int(node.right)
+        if a is None or b is None:
+            return None
+        return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
+    return None
+
+
+def _static_shape(node):
+    if isinstance(node, ast.Tuple):
+        dims = [_static_int(e) for e in node.elts]
+        if any(d is None or d < 0 for d in dims):
+            raise Unsupported("dynamic shape")
+        return tuple(dims)
+    d = _static_int(node)
+    if d is None or d < 0:
+        raise Unsupported("dynamic shape")
+    return (d,)
+
+
+def _dtype_arg(node):
+    name = _dotted(node)
+    if not name or not name.startswith("np.") or name[3:] not in C_TYPES:
+        raise Unsupported(f"dtype {ast.unparse(node)[:30]}")
+    return name[3:]
+
+
+# --- calls ------------------------------------------------------------------------------------
+
+
+def _libm(fn):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth)
+        dtypes = {t.dtype for _, t in args}
+        if len(dtypes) != 1 or not dtypes <= set(_FLOAT_NAME):
+            raise Unsupported(f"{fn} on {dtypes}")
+        (dtype,) = dtypes
+        name = fn + ("f" if dtype == "float32" else "")
+        return f"{name}({', '.join(c for c, _ in args)})", Scalar(dtype)
+
+    return rule
+
+
+def _np_abs(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype in _FLOAT_NAME:
+        return f"{'fabsf' if t.dtype == 'float32' else 'fabs'}({a})", t
+    if t.dtype.startswith("int"):
+        # np.abs keeps an integer's width (abs(INT_MIN) wraps to INT_MIN)
+        return f"(({C_TYPES[t.dtype]})(({a}) < 0 ? 0 - (uint64_t)({a}) : (uint64_t)({a})))", t
+    return a, t
+
+
+def _np_isfinite(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype not in _FLOAT_NAME:
+        return "true", Scalar("bool")
+    return f"(isfinite({a}) != 0)", Scalar("bool")
+
+
+def _float_pair(fn32, fn64):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth)
+        dtypes = {t.dtype for _, t in args}
+        if len(dtypes) != 1 or not dtypes <= set(_FLOAT_NAME):
+            raise Unsupported(f"{fn32} on {dtypes}")
+        (dtype,) = dtypes
+        return f"{fn32 if dtype == 'float32' else fn64}({', '.join(c for c, _ in args)})", Scalar(dtype)
+
+    return rule
+
+
+def _int_helper(signed_fn, unsigned_fn):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth, 2)
+        dtypes = {_wide(t.dtype) for _, t in args}
+        if dtypes == {"int64"}:
+            return f"{signed_fn}({args[0][0]}, {args[1][0]})", Scalar("int64")
+        if dtypes == {"uint64"} and unsigned_fn:
+            return f"{unsigned_fn}({args[0][0]}, {args[1][0]})", Scalar("uint64")
+        raise Unsupported(f"{signed_fn} operands")
+
+    return rule
+
+
+def _minmax(op):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth, 2)
+        (a, ta), (b, tb) = args
+        if ta.dtype in _FLOAT_NAME or tb.dtype in _FLOAT_NAME:
+            raise Unsupported("builtin max/min of floats")
+        out = arith_type(ta.dtype, tb.dtype, "+")
+        x, y = tr.convert(a, ta.dtype, out), tr.convert(b, tb.dtype, out)
+        # Python's max keeps the first of equals; for integers that is the same value
+        return f"(({x}) {op} ({y}) ? ({x}) : ({y}))", Scalar(out)
+
+    return rule
+
+
+def _select(tr, node, depth):
+    (c, tc), (a, ta), (b, tb) = tr.scalars(node, depth, 3)
+    if tc != Scalar("bool"):
+        raise Unsupported("select condition")
+    out = ta.dtype if ta == tb else arith_type(ta.dtype, tb.dtype, "+")
+    return f"(({c}) ? {tr.convert(a, ta.dtype, out)} : {tr.convert(b, tb.dtype, out)})", Scalar(out)
+
+
+def _shift(kind):
+    def rule(tr, node, depth):
+        (a, ta), (b, tb) = tr.scalars(node, depth, 2)
+        if ta.dtype in _FLOAT_NAME or ta.dtype == "bool" or tb.dtype in _FLOAT_NAME:
+            raise Unsupported("shift operands")
+        ct, width = C_TYPES[ta.dtype], np.dtype(ta.dtype).itemsize * 8
+        ut = f"uint{width}_t"
+        n = f"((uint64_t)({ut})({tr.convert(b, tb.dtype, ta.dtype)}))"  # the count in a's type, read unsigned
+        if kind == "shl":
+            code = f"({n} < {width} ? ({ct})(({ut})({a}) << {n}) : ({ct})0)"
+        elif kind == "lshr" or ta.dtype.startswith("u"):
+            code = f"({n} < {width} ? ({ct})(({ut})({a}) >> {n}) : ({ct})0)"
+        else:
+            code = f"({ct})(({a}) >> ({n} < {width} ? {n} : {width - 1}))"
+        return f"({code})", ta
+
+    return rule
+
+
+def _reinterpret(tr, node, depth):
+    if len(node.args) != 2:
+        raise Unsupported("reinterpret arity")
+    a, ta = tr.expr(node.args[0], depth)
+    target = _dtype_arg(node.args[1])
+    if not isinstance(ta, Scalar) or np.dtype(ta.dtype).itemsize != np.dtype(target).itemsize or "bool" in (ta.dtype, target):
+        raise Unsupported("reinterpret types")
+    src, dst = tr.fresh("_bits"), tr.fresh("_bits")
+    # a statement expression keeps it one expression (GNU C, as gcc and clang accept)
+    return f"({{ {C_TYPES[ta.dtype]} {src}_v = {a}; {C_TYPES[target]} {dst}_v; memcpy(&{dst}_v, &{src}_v, sizeof {dst}_v); {dst}_v; }})", Scalar(target)
+
+
+def _typed_float_helper(prefix):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth)
+        dtypes = {t.dtype for _, t in args}
+        if len(dtypes) != 1 or not dtypes <= set(_FLOAT_NAME):
+            raise Unsupported(f"{prefix} operands")
+        (dtype,) = dtypes
+        return f"{prefix}_{_FLOAT_NAME[dtype]}({', '.join(c for c, _ in args)})", Scalar(dtype)
+
+    return rule
+
+
+def _f2i(target):
+    def rule(tr, node, depth):
+        ((a, t),) = tr.scalars(node, depth, 1)
+        if t.dtype not in _FLOAT_NAME:
+            raise Unsupported("f2i operand")
+        return f"os_f2i_{target}_{_FLOAT_NAME[t.dtype]}({a})", Scalar(target)
+
+    return rule
+
+
+def _fma(dtype):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth, 3)
+        if any(t.dtype != dtype for _, t in args):
+            raise Unsupported("fma operands")
+        return f"os_fma_{dtype}({', '.join(c for c, _ in args)})", Scalar(dtype)
+
+    return rule
+
+
+def _radd(op):
+    def rule(tr, node, depth):
+        (a, ta), (b, tb) = tr.scalars(node, depth, 2)
+        if ta != tb or ta.dtype not in _FLOAT_NAME:
+            raise Unsupported("reduction step operands")
+        return f"({a} {op} {b})", ta
+
+    return rule
+
+
+def _key_step(kind):
+    def rule(tr, node, depth):
+        (a, ta), (b, tb) = tr.scalars(node, depth, 2)
+        width = {"float32": "32", "float64": "64"}.get(tb.dtype)
+        if width is None or ta.dtype != f"int{width}":
+            raise Unsupported("key step operands")
+        return f"os_k{kind}{width}({a}, {b})", ta
+
+    return rule
+
+
+def _unkey(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    out = {"int32": "float32", "int64": "float64"}.get(t.dtype)
+    if out is None:
+        raise Unsupported("unkey operand")
+    return f"os_unkey{t.dtype[3:]}({a})", Scalar(out)
+
+
+def _clamp_index(tr, node, depth):
+    (a, ta), (b, tb) = tr.scalars(node, depth, 2)
+    if _wide(ta.dtype) != "int64" or _wide(tb.dtype) != "int64":
+        raise Unsupported("clamp_index operands")
+    return f"os_clamp_index({a}, {b})", Scalar("int64")
+
+
+def _popcount(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype in _FLOAT_NAME or t.dtype == "bool":
+        raise Unsupported("popcount operand")
+    width = np.dtype(t.dtype).itemsize * 8
+    return f"(({C_TYPES[t.dtype]})__builtin_popcountll((uint64_t)(uint{width}_t)({a})))", t
+
+
+def _empty(tr, node, depth):
+    if len(node.args) != 2:
+        raise Unsupported("empty arity")
+    t = Arr(_dtype_arg(node.args[1]), _static_shape(node.args[0]))
+    return tr.allocate(t, depth), t
+
+
+def _full(tr, node, depth):
+    if len(node.args) != 3:
+        raise Unsupported("full arity")
+    t = Arr(_dtype_arg(node.args[2]), _static_shape(node.args[0]))
+    value, vt = tr.expr(node.args[1], depth)
+    if not isinstance(vt, Scalar):
+        raise Unsupported("full value")
+    out = tr.allocate(t, depth)
+    tr.emit(f"for (int64_t _f = 0; _f < {t.size}; _f++) {out}[_f] = {tr.convert(value, vt.dtype, t.dtype)};", depth)
+    return out, t
+
+
+def _copied(tr, node, depth, dtype=None, always=True):
+    src, t = tr.expr(node.args[0], depth)
+    if isinstance(t, Scalar):
+        if dtype is not None or always:
+            raise Unsupported("copy of a scalar")
+        out_t = Arr(t.dtype, ())
+        out = tr.allocate(out_t, depth)
+        tr.emit(f"{out}[0] = {src};", depth)
+        return out, out_t
+    if not isinstance(t, Arr):
+        raise Unsupported("copy operand")
+    out_t = Arr(dtype or t.dtype, t.shape)
+    if not always and t.contiguous and dtype is None:
+        return src, Arr(t.dtype, t.shape)
+    out = tr.allocate(out_t, depth)
+    for line in _copy_lines(out, out_t, src, t, cast=None if out_t.dtype == t.dtype else out_t.dtype):
+        tr.emit(line, depth)
+    return out, out_t
+
+
+def _copy(tr, node, depth):
+    if len(node.args) != 1:
+        raise Unsupported("copy arity")
+    return _copied(tr, node, depth)
+
+
+def _astype(tr, node, depth):
+    if len(node.args) != 2:
+        raise Unsupported("astype arity")
+    return _copied(tr, node, depth, dtype=_dtype_arg(node.args[1]))
+
+
+def _contiguous(tr, node, depth):
+    if len(node.args) != 1:
+        raise Unsupported("contiguous arity")
+    return _copied(tr, node, depth, always=False)
+
+
+def _reshape(tr, node, depth):
+    if len(node.args) != 2:
+        raise Unsupported("reshape arity")
+    src, t = tr.expr(node.args[0], depth)
+    if not isinstance(t, Arr):
+        raise Unsupported("reshape of a scalar")
+    shape = _static_shape(node.args[1])
+    if int(np.prod(shape, dtype=np.int64)) != t.size:
+        raise Unsupported("reshape size")
+    if not t.contiguous:
+        src, t = _copied(tr, ast.Call(func=node.func, args=[node.args[0]], keywords=[]), depth)
+    return src, Arr(t.dtype, shape)
+
+
+def _matmul(tr, node, depth):
+    """kernels.matmul(a, b, out, params): one BLAS gemm per batch element (c_runtime.os_matmul)."""
+    if len(node.args) != 4 or not isinstance(node.args[3], ast.Name) or node.args[3].id not in tr.m.consts:
+        raise Unsupported("matmul arguments")
+    params = [int(v) for v in tr.m.consts[node.args[3].id][2]]
+    if len(params) != 8:
+        raise Unsupported("matmul parameters")
+    (a, ta), (b, tb), (out, to) = (tr.expr(x, depth) for x in node.args[:3])
+    if not all(isinstance(t, Arr) for t in (ta, tb, to)) or len(to.shape) != 3:
+        raise Unsupported("matmul operands")
+    slot = {"float32": 0, "float64": 1}.get(to.dtype)
+    if slot is None or ta.dtype != to.dtype or tb.dtype != to.dtype or not to.contiguous:
+        raise Unsupported(f"matmul of {to.dtype}")
+    if params[0] * params[1] * params[2] != ta.size or params[3] * params[4] * params[5] != tb.size:
+        raise Unsupported("matmul parameters do not match the operands")
+    if not ta.contiguous:
+        a, ta = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
+    if not tb.contiguous:
+        b, tb = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[1]], keywords=[]), depth)
+    tr.m.uses_gemm = True
+    ct = C_TYPES[to.dtype]
+    one, zero = tr.fresh("_one"), tr.fresh("_zero")
+    tr.emit(f"{{ const {ct} {one} = 1, {zero} = 0;", depth)
+    tr.emit(f"  os_matmul({slot}, &{one}, &{zero}, sizeof({ct}), (const char *)({a}), (const char *)({b}), (char *)({out}), "
+            f"{params[0]}, {params[1]}, {params[2]}, {params[3]}, {params[4]}, {params[5]}, {params[6]}, {params[7]}, "
+            f"{to.shape[0]}, {to.shape[1]}, {to.shape[2]}); }}", depth)
+
+
+_KERNEL_STATEMENTS = {"_kn.matmul": _matmul}
+
+_CALLS = {
+    "_rt.empty": _empty, "_rt.full": _full, "_rt.copy": _copy, "_rt.astype": _astype,
+    "_rt.contiguous": _contiguous, "_rt.reshape": _reshape,
+    "_rt.select": _select,
+    "_rt.fmax": _typed_float_helper("os_fmax"), "_rt.fmin": _typed_float_helper("os_fmin"),
+    "_rt.imax": _minmax(">="), "_rt.imin": _minmax("<="), "max": _minmax(">="), "min": _minmax("<="),
+    "_rt.idiv": _int_helper("os_idiv", "os_udiv"), "_rt.udiv": _int_helper("os_idiv", "os_udiv"),
+    "_rt.irem": _int_helper("os_irem", "os_urem"), "_rt.urem": _int_helper("os_irem", "os_urem"),
+    "_rt.clamp_index": _clamp_index,
+    "_rt.sign": _typed_float_helper("os_sign"),
+    "_rt.round_half_away": _typed_float_helper("os_round_half_away"),
+    "_rt.logaddexp": _typed_float_helper("os_logaddexp"),
+    "_rt.fma_float32": _fma("float32"), "_rt.fma_float64": _fma("float64"),
+    "_rt.radd": _radd("+"), "_rt.rmul": _radd("*"),
+    "_rt.kmax": _key_step("max"), "_rt.kmin": _key_step("min"), "_rt.unkey": _unkey,
+    "_rt.shift_left": _shift("shl"), "_rt.shift_right_arithmetic": _shift("ashr"),
+    "_rt.shift_right_logical": _shift("lshr"),
+    "_rt.reinterpret": _reinterpret, "_rt.popcount": _popcount,
+    **{f"_rt.f2i_{t}": _f2i(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
+    "np.abs": _np_abs, "abs": _np_abs, "np.isfinite": _np_isfinite,
+}

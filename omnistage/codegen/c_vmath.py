@@ -1,0 +1,597 @@
+"""c_vmath: the C port of `vmath`, for the C compilation tier.
+
+Owns `SOURCE`, one C99 source string that defines every vmath kernel (`exp_float32`,
+`pow_float32`, `erf_inv_float32`, ...) as a `static inline` function with the Numba kernel's name
+and C types, and `NAMES` / `lookup`, the C counterpart of `vmath.VMATH` / `vmath.lookup`. The
+translated C of a program includes SOURCE and calls the kernels by the same names the Numba
+modules import.
+
+Why a port and not a call into Numba: the C tier runs in processes that never import Numba, and
+gcc only vectorizes a loop whose callee it can inline. So the algorithms are copied
+statement for statement (same range reductions, same Cody-Waite splits, same minimax
+coefficients, same special-value selects, written as ternaries), and every constant is emitted
+from the same definitions vmath uses, as hex-float literals, so the C kernel rounds at the same
+places with the same numbers. Vectorization (gcc 12, -march=native): at -O2, gcc's very-cheap
+cost model vectorizes none of these loops (unknown trip count); at -O3, exp, exp2, expm1, tanh,
+logistic and erf loops vectorize; the log family and pow also need -fno-trapping-math (gcc will
+not if-convert an int -> float conversion it has threaded into a ternary arm, as it may raise
+inexact); sin/cos (table gathers) and erf_inv stay scalar. tests/codegen/test_c_vmath.py checks the
+constants against vmath's tables and the results against the Numba kernels.
+
+Fused multiply-add: vmath's `fmuladd` is `llvm.fmuladd`, which LLVM fuses exactly when the
+target has fast FMA, and Numba's 'contract' flag also fuses two plain `a * b - c` of vmath (the
+float64 log tail, float32 erf's `1 - p * q`). The C tier compiles with -ffp-contract=off, so
+those spots are written as `VM_FMULADD_F32` / `VM_FMULADD_F64`, which default to `fmaf` / `fma`
+when <math.h> says FMA is fast (FP_FAST_FMAF / FP_FAST_FMA: -march=native on an FMA machine) and
+to `a * b + c` otherwise: the C kernel then rounds like the Numba kernel on the same machine,
+bit for bit (the test checks it). Forcing the other flavour (defining the macros before SOURCE)
+costs up to 2 ulp against Numba in expm1, tanh and logistic. vmath's explicit `fma` (support's
+XLA fma in erf_inv) is `fmaf` in every flavour.
+
+Must not import Numba or llvmlite (checked by the test): constants are computed here in plain
+Python from the same formulas, not imported from `vmath._kernels`, which imports Numba.
+"""
+import math
+import struct
+from string import Template
+
+import numpy as np
+
+
+def _f32(v):
+    """v rounded to float32 (what np.float32(v) gives), as a Python float."""
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def _lit(v, single):
+    """An exact C literal for v (a float32 value when `single`)."""
+    if math.isnan(v):
+        return "NAN" if single else "((double)NAN)"
+    if math.isinf(v):
+        inf = "HUGE_VALF" if single else "HUGE_VAL"
+        return inf if v > 0 else "(-" + inf + ")"
+    if single:
+        assert _f32(v) == v, v
+    # hex floats are exact by construction (a decimal literal relies on the compiler's rounding);
+    # trailing zero digits dropped for the reader: 0x1.8p+0
+    mant, exp = v.hex().split("p")
+    text = mant.rstrip("0").rstrip(".") + "p" + exp + ("f" if single else "")
+    return "(" + text + ")" if text.startswith("-") else text  # `x - -1` must not read as `x--1`
+
+
+# ---- tables copied from vmath/_kernels.py (the test checks they are still equal) -------------
+# minimax coefficients, lowest order first, as vmath's COEFFS strings (each is parsed to a
+# float64, then rounded to float32 for float32 kernels: np.float32(float(c)), as vmath does)
+COEFFS = {
+    "em1_f32": ("0.50000000133795165456", "0.16666666532322671536", "0.041666465527803670073",
+                "0.0083333607293308885376", "0.0013933597569023550915", "0.0001985778960637769712"),
+    "em1_f64": ("0.49999999999999999998", "0.16666666666666666671", "0.041666666666666676716",
+                "0.0083333333333333257938", "0.0013888888888879114004", "0.00019841269841301622954",
+                "0.000024801587336346326371", "2.7557319174243606374e-6", "2.7557263372853690521e-7",
+                "2.5052131880216209163e-8", "2.0918105678896934921e-9", "1.6068217720134288651e-10"),
+    "exp2_f32": ("0.69314718058157290606", "0.24022650920051080095", "0.055504107275699768494",
+                 "0.0096180570371028282872", "0.0013333669480635308012", "0.00015461329865512208023",
+                 "0.000015252712030210251289"),
+    "exp2_f64": ("0.69314718055994530926", "0.24022650695910071286", "0.055504108664821626543",
+                 "0.0096181291076284369427", "0.0013333558146406629759", "0.0001540353039346618117",
+                 "0.000015252733841378499124", "1.3215486721345901252e-6", "1.0178057169272818928e-7",
+                 "7.0549322770179308117e-9", "4.4558048568322785428e-10", "2.5678420797943803246e-11"),
+    "log_f32": ("0.3333333117355041097", "-0.24999994002922563905", "0.20000714775254640269",
+                "-0.16668056833527609977", "0.14249321677156826372", "-0.12420158661794439318",
+                "0.11677028263342971085", "-0.11514499547979179212", "0.070374665644797665895"),
+    "atanh_f64": ("0.66666666666666666464", "0.40000000000000880071", "0.28571428570801930527",
+                  "0.22222222392057057824", "0.18181795606792694388", "0.15386241365387450258",
+                  "0.13268732033527095285", "0.13087025354380259712"),
+    "sin_f32": ("-0.1666666666666384687", "0.0083333333310590250144", "-0.0001984126690064622739",
+                "2.7555986696882838328e-6", "-2.4805293474734727117e-8"),
+    "cos_f32": ("0.041666666666664660663", "-0.0013888888887268057388", "0.000024801585203474480893",
+                "-2.755636774786266778e-7", "2.0700442712998566486e-9"),
+    "tanh_f32": ("-0.3333333317229166551", "0.13333303575993076725", "-0.053959263445870600554",
+                 "0.021768946188567927426", "-0.0083440256640575139709", "0.0022928265571718104404"),
+    "erf_small_f32": ("1.1283791667643568352", "-0.37612634979786299971", "0.11283715031944017285",
+                      "-0.026860508415994680264", "0.0052038590484192310993",
+                      "-0.00081756380759406672351", "0.000085130990865776882188"),
+    "erfc_f32": ("0.99723666183499555814", "-1.1089874000159084918", "0.93801512832864317416",
+                 "-0.63185407391971012454", "0.3396316947469878487", "-0.14355605618881614964",
+                 "0.046690172720356270779", "-0.011364112157119239705", "0.0019915891260318820311",
+                 "-0.00023646610675091064812", "0.00001698270217268168359",
+                 "-5.5594038906290725547e-7"),
+}
+
+
+def poly(name, single):
+    """COEFFS[name] as floats of the kernel's precision, highest order first (vmath's `_poly`)."""
+    cast = _f32 if single else float
+    return tuple(cast(float(c)) for c in reversed(COEFFS[name]))
+
+
+def consts(single):
+    """vmath's `_Consts` for one precision, as {name: float} (float32 values when `single`)."""
+    c = _f32 if single else float
+    log2e, log10e, log10_2 = 1.4426950408889634, 0.4342944819032518, 0.30102999566398120
+    hi_bits = 15 if single else 40
+    sub_shift = 25 if single else 54
+    k = dict(
+        ZERO=0.0, HALF=0.5, ONE=1.0, TWO=2.0, INF=math.inf, NEG_INF=-math.inf, NAN=math.nan,
+        LOG2E=c(log2e),
+        LN2_HI=c(0.693359375) if single else 6.93147180369123816490e-01,
+        LN2_LO=c(-2.12194440e-4) if single else 1.90821492927058770002e-10,
+        EXP_LO=-104.0 if single else -746.0, EXP_HI=89.0 if single else 710.0,
+        EXP2_LO=-151.0 if single else -1076.0, EXP2_HI=129.0 if single else 1025.0,
+        EM1_LO=-30.0 if single else -45.0,
+        TINY=2.0**-25 if single else 2.0**-54,
+        MIN_NORMAL=2.0**-126 if single else 2.0**-1022,
+        SUB_SCALE=2.0**sub_shift, SUB_E=-float(sub_shift),
+        LOG2E_HI=c(log2e),
+        LOG2E_LO=c(log2e - c(log2e)) if single else 2.0355273740931033e-17,
+        LOG10E=c(log10e), LOG10E_HI=c(log10e),
+        LOG10E_LO=c(log10e - c(log10e)) if single else 1.098319650216765e-17,
+        LOG10_2_HI=c(round(log10_2 * 2**hi_bits) / 2**hi_bits),
+        TANH_CLAMP=10.0 if single else 20.0,
+    )
+    k["LOG10_2_LO"] = c(log10_2 - k["LOG10_2_HI"])
+    k["TANH_SPLIT"] = 0.625 if single else k["TINY"]
+    return k
+
+
+# floor(2/pi * 2**320) and the chunk width of vmath's float32 Payne-Hanek table
+_TWO_OVER_PI_320 = int("a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561b7246e3a424dd2e0", 16)
+_CHUNK = 27
+
+
+def payne_hanek_table():
+    """vmath's `_payne_hanek_table()` (rows G[j][E], j < 4, E the float32 biased exponent) as
+    four lists of floats; see its docstring for why x * G[j][E] is exact."""
+    g = [[0.0] * 256 for _ in range(4)]
+    for biased in range(255):
+        k = biased - 150 if biased else -149
+        if k >= -24:
+            f = (_TWO_OVER_PI_320 << k if k >= 0 else _TWO_OVER_PI_320 >> -k) % (4 << 320)
+            top, scale = 1, -k
+        else:
+            f, top, scale = _TWO_OVER_PI_320, -1, 0
+        for j in range(4):
+            low = top - _CHUNK * j - (_CHUNK - 1)
+            chunk = (f >> (320 + low)) & ((1 << _CHUNK) - 1)
+            g[j][biased] = math.ldexp(float(chunk), low + scale)
+    return g
+
+
+# erf_inv_float32's constants c0..c58, as _xla_erf_inv.py spells them (np.float32 of each)
+ERF_INV_CONSTS = (
+    "1.0", "0.41421357", "inf", "0.0", "1.1754944e-38", "23", "127", "2155872255", "1056964608",
+    "0.70710677", "-1.0", "-0.5", "0.070376836", "-0.1151461", "0.116769984", "-0.12420141",
+    "0.14249323", "-0.16668057", "0.20000714", "-0.24999994", "0.3333333", "-0.00021219444",
+    "0.6933594", "nan", "-inf", "4.527e-05", "0.49854103", "6.5787325", "29.911919", "60.94967",
+    "57.112965", "20.039553", "15.062909", "83.04757", "221.7624", "309.09872", "216.42789",
+    "60.11866", "5.0", "2.8102264e-08", "-0.00020021426", "-3.0", "-2.5", "3.4327394e-07",
+    "0.00010095056", "-3.5233877e-06", "0.0013493432", "-4.3915065e-06", "-0.0036734284",
+    "0.00021858087", "0.0057395077", "-0.001253725", "-0.0076224613", "-0.0041776816",
+    "0.0094388705", "0.24664073", "1.001674", "1.5014094", "2.8329768",
+)
+_ERF_INV_INTS = {5: "23u", 6: "127", 7: "0x807fffffu", 8: "0x3f000000u"}  # uint32/int32 ones
+
+
+def erf_inv_consts():
+    """{index: float32 value} of erf_inv's float constants (np.float32(text) of each)."""
+    return {i: float(np.float32(t)) for i, t in enumerate(ERF_INV_CONSTS) if i not in _ERF_INV_INTS}
+
+
+# ---- C text ------------------------------------------------------------------------------------
+
+_PRELUDE = r"""/* omnistage c_vmath: C port of omnistage.codegen.vmath (generated by c_vmath.py). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* vmath's fmuladd (llvm.fmuladd): fused where the target has fast FMA, as LLVM does for Numba;
+   define these before this source to force one flavour (see c_vmath.py) */
+#ifndef VM_FMULADD_F32
+#ifdef FP_FAST_FMAF
+#define VM_FMULADD_F32(a, b, c) fmaf(a, b, c)
+#else
+#define VM_FMULADD_F32(a, b, c) ((a) * (b) + (c))
+#endif
+#endif
+#ifndef VM_FMULADD_F64
+#ifdef FP_FAST_FMA
+#define VM_FMULADD_F64(a, b, c) fma(a, b, c)
+#else
+#define VM_FMULADD_F64(a, b, c) ((a) * (b) + (c))
+#endif
+#endif
+"""
+
+# Helpers and the nine kernels both precisions share, instantiated per precision. ldexp is
+# vmath's two-multiply form (2**n split into two normal powers, the first product exact):
+# gcc would not vectorize a libm ldexpf call, and the result equals one correctly rounded
+# x * 2**n, which is what Numba's vscalef gives on AVX-512.
+_COMMON = Template(r"""
+/* ---- $T ---- */
+static inline $I vm_bits_$S($T x) { $I i; memcpy(&i, &x, sizeof i); return i; }
+static inline $T vm_float_$S($I i) { $T x; memcpy(&x, &i, sizeof x); return x; }
+/* 2**k for an integer k in the normal exponent range */
+static inline $T vm_pow2i_$S($I k) { return vm_float_$S(($I)(($U)(k + $BIAS) << $MANT)); }
+static inline $T vm_pow2_$S($T n) { return vm_pow2i_$S(($I)n); }
+static inline $T vm_ldexp_$S($T p, $T n) {
+    $I k = ($I)n, k1 = k >> 1, k2 = k - k1;
+    return (p * vm_pow2i_$S(k1)) * vm_pow2i_$S(k2);
+}
+/* x = m 2^e with m in [sqrt(1/2), sqrt(2)), for a positive normal finite x */
+static inline void vm_frexp_sqrt2_$S($T x, $T *m, $T *e) {
+    $I bits = vm_bits_$S(x);
+    $I k = ($I)(($U)bits - $SQRT_HALF_BITS) >> $MANT;  /* arithmetic shift (gcc) */
+    *m = vm_float_$S(($I)(($U)bits - (($U)k << $MANT)));
+    *e = ($T)k;
+}
+$POLYS
+/* (e^r - 1, n) with xc = n ln2 + r, |r| <= ln2/2, for a clamped (finite) xc */
+$EXP_CORE
+static inline $T vm_expm1_core_$S($T xc) {
+    $T n, em1 = vm_exp_core_$S(xc, &n);
+    $T t = vm_pow2_$S(n - $ONE);  /* 2^(n-1): 2^n itself may overflow */
+    return $TWO * $FMULADD(t, em1, t - $HALF);
+}
+static inline void vm_log_parts_$S($T x, $T *e, $T *f) {
+    int sub = x < $MIN_NORMAL;
+    $T m, e0;
+    vm_frexp_sqrt2_$S(sub ? x * $SUB_SCALE : x, &m, &e0);
+    *e = sub ? e0 + $SUB_E : e0;
+    *f = m - $ONE;
+}
+$LOG_TAIL
+static inline $T vm_log_specials_$S($T x, $T y) {
+    y = x < $INF ? y : x;
+    y = x == $ZERO ? $NEG_INF : y;
+    return x < $ZERO ? $NAN : y;
+}
+
+static inline $T exp_$N($T x) {
+    $T xc = x > $EXP_LO ? x : $EXP_LO;  /* nan lands here too and is restored below */
+    xc = xc < $EXP_HI ? xc : $EXP_HI;
+    $T n, em1 = vm_exp_core_$S(xc, &n);
+    $T y = vm_ldexp_$S(em1 + $ONE, n);
+    return x == x ? y : x;
+}
+static inline $T exp2_$N($T x) {
+    $T xc = x > $EXP2_LO ? x : $EXP2_LO;
+    xc = xc < $EXP2_HI ? xc : $EXP2_HI;
+    $T n = rint$MF(xc);
+    $T r = xc - n;
+    $T y = vm_ldexp_$S($FMULADD(r, vm_poly_exp2_${S}_$S(r), $ONE), n);
+    return x == x ? y : x;
+}
+static inline $T expm1_$N($T x) {
+    $T xc = x > $EM1_LO ? x : $EM1_LO;
+    xc = xc < $EXP_HI ? xc : $EXP_HI;
+    $T y = vm_expm1_core_$S(xc);
+    return fabs$MF(x) >= $TINY ? y : x;  /* tiny |x|, -0, subnormals, nan give x */
+}
+static inline $T log_$N($T x) {
+    $T e, f;
+    vm_log_parts_$S(x, &e, &f);
+    $T y = $FMULADD(e, $LN2_HI, f + $FMULADD(e, $LN2_LO, vm_log_tail_$S(f)));
+    return vm_log_specials_$S(x, y);
+}
+static inline $T log2_$N($T x) {
+    $T e, f;
+    vm_log_parts_$S(x, &e, &f);
+    $T y = e + $FMULADD(f, $LOG2E_HI, $FMULADD(f, $LOG2E_LO, vm_log_tail_$S(f) * $LOG2E));
+    return vm_log_specials_$S(x, y);
+}
+static inline $T log10_$N($T x) {
+    $T e, f;
+    vm_log_parts_$S(x, &e, &f);
+    $T lo = $FMULADD(f, $LOG10E_LO, $FMULADD(vm_log_tail_$S(f), $LOG10E, e * $LOG10_2_LO));
+    $T y = $FMULADD(e, $LOG10_2_HI, $FMULADD(f, $LOG10E_HI, lo));
+    return vm_log_specials_$S(x, y);
+}
+static inline $T log1p_$N($T x) {
+    $T u = $ONE + x, e, f;
+    vm_log_parts_$S(u, &e, &f);
+    $T c = (x - (u - $ONE)) / u;  /* what rounding 1 + x lost */
+    $T y = $FMULADD(e, $LN2_HI, f + (vm_log_tail_$S(f) + $FMULADD(e, $LN2_LO, c)));
+    y = x < $INF ? y : x;
+    y = x == -$ONE ? $NEG_INF : y;
+    y = x < -$ONE ? $NAN : y;
+    return fabs$MF(x) >= $TINY ? y : x;
+}
+static inline $T tanh_$N($T x) {
+    $T a = fabs$MF(x);
+    $T ac = a < $TANH_CLAMP ? a : $TANH_CLAMP;
+    $T t = vm_expm1_core_$S($TWO * ac);
+    $T big = copysign$MF(t / (t + $TWO), x);
+    $T y = a >= $TANH_SPLIT ? big : $TANH_SMALL;  /* nan takes the small path */
+    return a >= $TINY ? y : x;  /* keeps -0 */
+}
+static inline $T logistic_$N($T x) {
+    $T a = fabs$MF(x);
+    $T ac = a < $NEG_EXP_LO ? a : $NEG_EXP_LO;
+    $T n, em1 = vm_exp_core_$S(-ac, &n);
+    $T e = vm_ldexp_$S(em1 + $ONE, n);
+    $T s = $ONE + e;
+    $T s_err = ($ONE - s) + e;  /* exact error of 1 + e (Fast2Sum) */
+    $T q = (x >= $ZERO ? $ONE : e) / s;
+    $T y = $FMULADD(-q, s_err / s, q);
+    return x == x ? y : x;
+}
+""")
+
+_EXP_CORE = Template(r"""static inline $T vm_exp_core${TAG}_$S($T xc, $T *n_out) {
+    $T n = rint$MF(xc * $LOG2E);
+    $T r = $FMULADD(-n, $LN2_HI, xc);
+    r = $FMULADD(-n, $LN2_LO, r);
+    *n_out = n;
+    return $FMULADD(vm_poly_$EM1(r), r * r, r);
+}""")
+
+_LOG_TAIL_F32 = r"""/* log1p(f) - f, |f| <= sqrt(2) - 1 */
+static inline float vm_log_tail_f32(float f) {
+    float z = f * f;
+    return VM_FMULADD_F32(f * z, vm_poly_log_f32_f32(f), -0.5f * z);
+}"""
+_LOG_TAIL_F64 = r"""/* log1p(f) - f, |f| <= sqrt(2) - 1: fdlibm's s = f / (2 + f) form */
+static inline double vm_log_tail_f64(double f) {
+    double s = f / (2.0 + f);
+    double z = s * s;
+    double hfsq = 0.5 * f * f;
+    /* vmath writes s * (...) - hfsq; Numba's 'contract' fuses it where fmuladd fuses */
+    return VM_FMULADD_F64(s, VM_FMULADD_F64(z, vm_poly_atanh_f64_f64(z), hfsq), -hfsq);
+}"""
+
+# float32 kernels computed in float64 (vmath's `_build_f32_extras`)
+_EXTRAS = Template(r"""
+/* ---- float32 kernels computed in float64 ---- */
+static const double vm_ph_g[4][256] = {
+$TABLE
+};
+/* x = a + q pi/2, |a| <= pi/4, q mod 4 in *q: exact for every float32 x */
+static inline double vm_reduce_quadrant(float x, double *q_out) {
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    uint32_t e = (bits >> 23) & 0xffu;
+    double xd = (double)x;
+    double p0 = xd * vm_ph_g[0][e];
+    double q0 = rint(p0);
+    /* every product and partial sum here is exact, so Numba contracting them changes nothing */
+    double s1 = (p0 - q0) + xd * vm_ph_g[1][e];
+    double q1 = rint(s1);
+    double r = ((s1 - q1) + xd * vm_ph_g[2][e]) + xd * vm_ph_g[3][e];
+    double q = q0 + q1;
+    *q_out = q - 4.0 * floor(q * 0.25);
+    return r * $PIO2;
+}
+static inline void vm_sin_cos_poly(double a, double *s, double *c) {
+    double z = a * a;
+    *s = VM_FMULADD_F64(a * z, vm_poly_sin_f32_f64(z), a);
+    *c = VM_FMULADD_F64(z * z, vm_poly_cos_f32_f64(z), VM_FMULADD_F64(-0.5, z, 1.0));
+}
+static inline float sin_float32(float x) {
+    double q, s, c, a = vm_reduce_quadrant(x, &q);
+    vm_sin_cos_poly(a, &s, &c);
+    int odd = (q == 1.0) | (q == 3.0);
+    double v = odd ? c : s;
+    v = q >= 2.0 ? -v : v;  /* nan x: every path stays nan */
+    return fabsf(x) >= $SIN_TINY ? (float)v : x;  /* sin(x) rounds to x; keeps -0 */
+}
+static inline float cos_float32(float x) {
+    double q, s, c, a = vm_reduce_quadrant(x, &q);
+    vm_sin_cos_poly(a, &s, &c);
+    int odd = (q == 1.0) | (q == 3.0);
+    double v = odd ? s : c;
+    return (float)(((q == 1.0) | (q == 2.0)) ? -v : v);
+}
+static inline float erf_float32(float x) {
+    double xd = (double)x;
+    double a = fabs(xd);
+    double small = xd * vm_poly_erf_small_f32_f64(xd * xd);
+    double ac = a < 3.95 ? a : 3.95;  /* erf rounds to +-1 beyond */
+    double n, em1 = vm_exp_core32_f64(-(ac * ac), &n);
+    /* 1 - p * q, contracted like Numba's (see vm_log_tail_f64) */
+    double big = copysign(VM_FMULADD_F64(-vm_ldexp_f64(em1 + 1.0, n), vm_poly_erfc_f32_f64(ac), 1.0), xd);
+    return (float)(a >= 0.875 ? big : small);  /* nan takes `small` */
+}
+static inline float pow_float32(float x, float y) {
+    double xd = (double)x, yd = (double)y;
+    double ax = fabs(xd), e, f;
+    vm_log_parts_f64(ax, &e, &f);
+    double log_ax = VM_FMULADD_F64(e, $LN2_HI, f + VM_FMULADD_F64(e, $LN2_LO, vm_log_tail_f64(f)));
+    log_ax = ax == 0.0 ? -HUGE_VAL : log_ax;
+    log_ax = ax < HUGE_VAL ? log_ax : ax;  /* inf -> inf, nan -> nan */
+    double w = yd * log_ax;
+    double wc = w > -104.0 ? w : -104.0;  /* exp(w) under/overflows float32 beyond */
+    wc = wc < 89.0 ? wc : 89.0;
+    double n, em1 = vm_exp_core32_f64(wc, &n);
+    double mag = vm_ldexp_f64(em1 + 1.0, n);
+    mag = w == w ? mag : w;
+    /* C99 / NumPy special cases, as selects */
+    int y_frac = rint(yd) != yd;
+    double half = yd * 0.5;
+    int y_odd = (rint(yd) == yd) & (rint(half) != half);
+    mag = ((copysign(1.0, xd) < 0.0) & y_odd) ? -mag : mag;
+    mag = ((xd < 0.0) & (xd > -HUGE_VAL) & (fabs(yd) < HUGE_VAL) & y_frac) ? ((double)NAN) : mag;
+    mag = ((yd == 0.0) | (xd == 1.0) | ((xd == -1.0) & (fabs(yd) == HUGE_VAL))) ? 1.0 : mag;
+    return (float)mag;
+}
+""")
+
+# XLA's erf_inv expansion, statement for statement as _xla_erf_inv.py has it. `vm_xla_fma_f32`
+# is support.fma_float32: one rounding unless the product overflows or is near the subnormals.
+_ERF_INV = Template(r"""
+/* ---- XLA's erf_inv expansion (vmath/_xla_erf_inv.py) ---- */
+static inline float vm_xla_fma_f32(float a, float b, float c) {
+    float prod = a * b;
+    float naive = prod + c;
+    float big = fabsf(prod);
+    int fused = (fabsf(naive) < HUGE_VALF) & (big < HUGE_VALF) & ((big == 0.0f) | (big > 0x1p-101f));
+    return fused ? fmaf(a, b, c) : naive;
+}
+static inline float erf_inv_float32(float a0) {
+    float abs_2 = fabsf(a0);
+    int eq_3 = abs_2 == $c0;
+    float neg_1 = -a0;
+    float mul_1 = a0 * neg_1;
+    float abs_1 = fabsf(mul_1);
+    int lt_2 = abs_1 < $c1;
+    float add_1 = mul_1 + $c0;
+    int eq_2 = add_1 == $c2;
+    int eq_1 = add_1 == $c3;
+    int gt_2 = add_1 > $c3;
+    int gt_1 = add_1 > $c4;
+    float select_n_1 = gt_1 ? add_1 : $c4;
+    uint32_t bitcast_convert_type_1;
+    memcpy(&bitcast_convert_type_1, &select_n_1, sizeof bitcast_convert_type_1);
+    uint32_t shift_right_logical_1 = bitcast_convert_type_1 >> $c5;
+    int32_t sub_1 = (int32_t)shift_right_logical_1 - $c6;
+    float add_2 = (float)sub_1 + $c0;
+    uint32_t or__1 = (bitcast_convert_type_1 & $c7) | $c8;
+    float bitcast_convert_type_2;
+    memcpy(&bitcast_convert_type_2, &or__1, sizeof bitcast_convert_type_2);
+    int lt_1 = bitcast_convert_type_2 < $c9;
+    float select_n_3 = lt_1 ? $c0 : $c3;
+    float sub_2 = add_2 - select_n_3;
+    float add_3 = bitcast_convert_type_2 + $c10;
+    float select_n_2 = lt_1 ? bitcast_convert_type_2 : $c3;
+    float add_4 = add_3 + select_n_2;
+    float mul_2 = add_4 * add_4;
+    float fma_10 = vm_xla_fma_f32(mul_2, $c11, add_4);
+    float fma_1 = vm_xla_fma_f32(add_4, $c12, $c13);
+    float fma_2 = vm_xla_fma_f32(fma_1, add_4, $c14);
+    float mul_3 = mul_2 * add_4;
+    float fma_3 = vm_xla_fma_f32(add_4, $c15, $c16);
+    float fma_4 = vm_xla_fma_f32(fma_3, add_4, $c17);
+    float fma_7 = vm_xla_fma_f32(fma_2, mul_3, fma_4);
+    float fma_5 = vm_xla_fma_f32(add_4, $c18, $c19);
+    float fma_6 = vm_xla_fma_f32(fma_5, add_4, $c20);
+    float fma_8 = vm_xla_fma_f32(fma_7, mul_3, fma_6);
+    float mul_4 = sub_2 * $c21;
+    float fma_9 = vm_xla_fma_f32(fma_8, mul_3, mul_4);
+    float add_5 = fma_10 + fma_9;
+    float fma_11 = vm_xla_fma_f32(sub_2, $c22, add_5);
+    float select_n_4 = gt_2 ? fma_11 : $c23;
+    float select_n_5 = eq_1 ? $c24 : select_n_4;
+    float select_n_6 = eq_2 ? $c2 : select_n_5;
+    float mul_6 = mul_1 * mul_1;
+    float mul_7 = mul_1 * mul_6;
+    float mul_5 = mul_1 * $c3;
+    float add_6 = mul_5 + $c25;
+    float fma_12 = vm_xla_fma_f32(add_6, mul_1, $c26);
+    float fma_14 = vm_xla_fma_f32(fma_12, mul_1, $c27);
+    float fma_16 = vm_xla_fma_f32(fma_14, mul_1, $c28);
+    float fma_18 = vm_xla_fma_f32(fma_16, mul_1, $c29);
+    float fma_20 = vm_xla_fma_f32(fma_18, mul_1, $c30);
+    float fma_22 = vm_xla_fma_f32(fma_20, mul_1, $c31);
+    float add_7 = mul_5 + $c0;
+    float fma_13 = vm_xla_fma_f32(add_7, mul_1, $c32);
+    float fma_15 = vm_xla_fma_f32(fma_13, mul_1, $c33);
+    float fma_17 = vm_xla_fma_f32(fma_15, mul_1, $c34);
+    float fma_19 = vm_xla_fma_f32(fma_17, mul_1, $c35);
+    float fma_21 = vm_xla_fma_f32(fma_19, mul_1, $c36);
+    float fma_23 = vm_xla_fma_f32(fma_21, mul_1, $c37);
+    float div_1 = fma_22 / fma_23;
+    float mul_8 = mul_7 * div_1;
+    float fma_24 = vm_xla_fma_f32(mul_6, $c11, mul_8);
+    float add_8 = mul_1 + fma_24;
+    float select_n_7 = lt_2 ? add_8 : select_n_6;
+    float neg_2 = -select_n_7;
+    int lt_3 = neg_2 < $c38;
+    float select_n_9 = lt_3 ? $c39 : $c40;
+    float sqrt_1 = sqrtf(neg_2);
+    float add_10 = sqrt_1 + $c41;
+    float add_9 = neg_2 + $c42;
+    float select_n_8 = lt_3 ? add_9 : add_10;
+    float select_n_10 = lt_3 ? $c43 : $c44;
+    float fma_25 = vm_xla_fma_f32(select_n_9, select_n_8, select_n_10);
+    float select_n_11 = lt_3 ? $c45 : $c46;
+    float fma_26 = vm_xla_fma_f32(fma_25, select_n_8, select_n_11);
+    float select_n_12 = lt_3 ? $c47 : $c48;
+    float fma_27 = vm_xla_fma_f32(fma_26, select_n_8, select_n_12);
+    float select_n_13 = lt_3 ? $c49 : $c50;
+    float fma_28 = vm_xla_fma_f32(fma_27, select_n_8, select_n_13);
+    float select_n_14 = lt_3 ? $c51 : $c52;
+    float fma_29 = vm_xla_fma_f32(fma_28, select_n_8, select_n_14);
+    float select_n_15 = lt_3 ? $c53 : $c54;
+    float fma_30 = vm_xla_fma_f32(fma_29, select_n_8, select_n_15);
+    float select_n_16 = lt_3 ? $c55 : $c56;
+    float fma_31 = vm_xla_fma_f32(fma_30, select_n_8, select_n_16);
+    float select_n_17 = lt_3 ? $c57 : $c58;
+    float fma_32 = vm_xla_fma_f32(fma_31, select_n_8, select_n_17);
+    float mul_9 = fma_32 * a0;
+    float mul_10 = a0 * $c2;
+    return eq_3 ? mul_10 : mul_9;
+}
+""")
+
+
+def _poly_c(name, single, tag):
+    """A Horner evaluator `vm_poly_<name>_<tag>(t)` (vmath's `horner`, unrolled)."""
+    t, fmuladd = ("float", "VM_FMULADD_F32") if single else ("double", "VM_FMULADD_F64")
+    cs = [_lit(v, single) for v in poly(name, single)]
+    lines = [f"static inline {t} vm_poly_{name}_{tag}({t} t) {{", f"    {t} a = {cs[0]};"]
+    lines += [f"    a = {fmuladd}(a, t, {c});" for c in cs[1:]]
+    return "\n".join(lines + ["    return a;", "}"])
+
+
+def _common(single):
+    k = consts(single)
+    s = "f32" if single else "f64"
+    sub = {name: _lit(v, single) for name, v in k.items()}
+    sub["NEG_EXP_LO"] = _lit(-k["EXP_LO"], single)
+    fmuladd = "VM_FMULADD_F32" if single else "VM_FMULADD_F64"
+    sub.update(
+        T="float" if single else "double", I="int32_t" if single else "int64_t",
+        U="uint32_t" if single else "uint64_t", MANT="23" if single else "52",
+        BIAS="127" if single else "1023", S=s, N="float32" if single else "float64",
+        MF="f" if single else "", FMULADD=fmuladd,
+        SQRT_HALF_BITS="0x3F3504F3u" if single else "UINT64_C(0x3FE6A09E667F3BCD)",
+    )
+    polys = [("em1_" + s, single), ("exp2_" + s, single), ("log_f32" if single else "atanh_f64", single)]
+    if single:
+        polys.append(("tanh_f32", True))
+        sub["TANH_SMALL"] = "VM_FMULADD_F32(x * (x * x), vm_poly_tanh_f32_f32(x * x), x)"
+    else:
+        sub["TANH_SMALL"] = "x"
+    sub["POLYS"] = "\n".join(_poly_c(name, sg, s) for name, sg in polys)
+    sub["EXP_CORE"] = _EXP_CORE.substitute(sub, TAG="", EM1=f"em1_{s}_{s}")
+    sub["LOG_TAIL"] = _LOG_TAIL_F32 if single else _LOG_TAIL_F64
+    return _COMMON.substitute(sub)
+
+
+def _extras():
+    k = consts(False)
+    sub = {name: _lit(v, False) for name, v in k.items()}
+    sub.update(T="double", S="f64", MF="", FMULADD="VM_FMULADD_F64")
+    polys = "\n".join(_poly_c(name, False, "f64") for name in
+                      ("em1_f32", "sin_f32", "cos_f32", "erf_small_f32", "erfc_f32"))
+    # float32-accurate exp in float64 arithmetic: the float32 polynomial, float64 reduction
+    core = _EXP_CORE.substitute(sub, TAG="32", EM1="em1_f32_f64")
+    rows = ["    {" + ", ".join(_lit(v, False) for v in row) + "}" for row in payne_hanek_table()]
+    text = _EXTRAS.substitute(TABLE=",\n".join(rows), PIO2=_lit(math.pi / 2, False),
+                              SIN_TINY=_lit(2.0**-12, True), LN2_HI=sub["LN2_HI"], LN2_LO=sub["LN2_LO"])
+    return polys + "\n" + core + "\n" + text
+
+
+def _erf_inv():
+    sub = {f"c{i}": _lit(v, True) for i, v in erf_inv_consts().items()}
+    sub.update({f"c{i}": text for i, text in _ERF_INV_INTS.items()})
+    return _ERF_INV.substitute(sub)
+
+
+SOURCE = _PRELUDE + _common(True) + _common(False) + _extras() + _erf_inv()
+
+# (lax primitive, dtype name) -> C function name: vmath.VMATH's and vmath.EXPANSIONS' keys
+_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "logistic")
+NAMES = {
+    **{(name, dtype): f"{name}_{dtype}" for dtype in ("float32", "float64") for name in _UNARY},
+    **{(name, "float32"): f"{name}_float32" for name in ("sin", "cos", "erf", "pow", "erf_inv")},
+}
+
+
+def lookup(name, dtype):
+    """The C kernel's function name for lax primitive `name` on `dtype`, or None (vmath.lookup's
+    contract: dtype is a NumPy dtype or anything np.dtype accepts)."""
+    try:
+        key = np.dtype(dtype).name
+    except TypeError:
+        return None
+    return NAMES.get((name, key))
