@@ -32,6 +32,7 @@ C_TYPES = {
     "float32": "float", "float64": "double",
 }
 _FLOAT_NAME = {"float32": "float", "float64": "double"}
+_NP_TYPES = {**{name: name for name in C_TYPES}, "bool_": "bool"}  # np.<name>(x) casts
 
 
 class Scalar:
@@ -331,13 +332,16 @@ class FunctionTranslator:
             raise Unsupported(f"signature of {node.name}")
         if len(params.args) != len(arg_types):
             raise Unsupported(f"arity of {node.name}")
-        self.types = {}  # local name -> type
+        self.temps = set()
+        self.types = {}  # C name of a local -> its type
+        self.versions = {}  # Python name -> the C name of its current binding
+        self.scopes = []  # ("loop", node) / ("if", node) around the statement being translated
+        self._outside = {}  # loop node -> names used outside it
         self.params = [a.arg for a in params.args]
         for name, t in zip(self.params, arg_types):
-            self.types[name] = t
+            self.types[self.c(name)] = t
         self.lines = []
         self.tmp = 0
-        self.temps = set()
         self.results = None
 
     # --- helpers --------------------------------------------------------------------------
@@ -349,15 +353,46 @@ class FunctionTranslator:
         return name
 
     def c(self, name):
-        """The C name of local `name` (Python names get a prefix no temporary has)."""
-        return name if name in self.temps else f"v_{name}"
+        """The C name of local `name`'s current binding (Python names get a prefix no
+        temporary has)."""
+        return name if name in self.temps else self.versions.get(name, f"v_{name}")
 
     def declare(self, name, t):
-        old = self.types.get(name)
+        """Give `name` type `t` from here on. A name bound again with another type outside
+        every loop and branch (`_acc = np.float32(_acc)`) is a new C variable, as Numba's
+        SSA makes it; inside one the types would have to merge, which is not translated."""
+        cname = self.c(name)
+        old = self.types.get(cname)
         if old is None:
-            self.types[name] = t
+            self.types[cname] = t
         elif not _same_type(old, t):
-            raise Unsupported(f"{name} is {old} and {t}")
+            if name in self.temps or not self._rebindable(name):
+                raise Unsupported(f"{name} is {old} and {t}")
+            fresh = f"v_{name}__{len(self.versions) + 1}"
+            while fresh in self.types:
+                fresh += "_"
+            self.versions[name] = fresh
+            self.types[fresh] = t
+
+    def _rebindable(self, name):
+        """Whether `name` may get a new type here: outside every loop and branch, or at the top
+        of a loop body when no statement outside the loop uses it (`_acc` of a row reduction:
+        bound afresh before it is read in every iteration, so nothing merges at the back edge)."""
+        if not self.scopes:
+            return True
+        if self.scopes[-1][0] != "loop":
+            return False
+        for kind, node in self.scopes:
+            if kind == "loop" and name in self.outside(node):
+                return False
+        return True
+
+    def outside(self, loop):
+        if loop not in self._outside:
+            names = _names_in([s for s in self.node.body if s is not loop and not _contains(s, loop)])
+            names |= _names_in([loop.test]) if isinstance(loop, ast.While) else set()
+            self._outside[loop] = names | self._names_around(loop)
+        return self._outside[loop]
 
     def emit(self, line, depth):
         self.lines.append("    " * depth + line)
@@ -376,15 +411,16 @@ class FunctionTranslator:
     def assemble(self):
         params = ["os_arena *A"]
         for name in self.params:
-            t = self.types[name]
-            params.append(f"{C_TYPES[t.dtype]} {'*' if isinstance(t, Arr) else ''}{self.c(name)}")
+            t = self.types[f"v_{name}"]
+            params.append(f"{C_TYPES[t.dtype]} {'*' if isinstance(t, Arr) else ''}v_{name}")
         for k, t in enumerate(self.results):
             params.append(f"{C_TYPES[t.dtype]} {'**' if isinstance(t, Arr) else '*'}os_out{k}")
         decls = []
-        for name, t in self.types.items():
-            if name in self.params or isinstance(t, Tup):
+        param_names = {f"v_{p}" for p in self.params}
+        for cname, t in self.types.items():
+            if cname in param_names or isinstance(t, Tup):
                 continue
-            decls.append(f"    {C_TYPES[t.dtype]} {'*' if isinstance(t, Arr) else ''}{self.c(name)};")
+            decls.append(f"    {C_TYPES[t.dtype]} {'*' if isinstance(t, Arr) else ''}{cname};")
         return "\n".join([f"static int {self.c_name}({', '.join(params)}) {{", *decls, *self.lines,
                           "    return 0;", "os_fail:", "    return 1;", "}"])
 
@@ -473,23 +509,28 @@ class FunctionTranslator:
             self.declare(target.id, t)
             self.emit(f"{self.c(target.id)} = {tmp};", depth)
 
-    def call_helper(self, targets, call, depth):
+    def helper_results(self, call, depth):
+        """Call a helper function of the module; its results, each in a temporary."""
         if call.keywords:
             raise Unsupported("keyword arguments")
         args = [self.expr(a, depth) for a in call.args]
         if any(isinstance(t, Tup) for _, t in args):
             raise Unsupported("tuple argument")
         c_name, results = self.m.function(_dotted(call.func), [t for _, t in args])
-        if len(results) != len(targets):
-            raise Unsupported("helper result count")
         temps = []
         for t in results:
             tmp = self.fresh()
             self.declare(tmp, t)
-            temps.append(tmp)
-        outs = "".join(f", &{tmp}" for tmp in temps)
+            temps.append((tmp, t))
+        outs = "".join(f", &{tmp}" for tmp, _ in temps)
         self.emit(f"if ({c_name}(A{''.join(', ' + c for c, _ in args)}{outs})) goto os_fail;", depth)
-        for target, tmp, t in zip(targets, temps, results):
+        return temps
+
+    def call_helper(self, targets, call, depth):
+        temps = self.helper_results(call, depth)
+        if len(temps) != len(targets):
+            raise Unsupported("helper result count")
+        for target, (tmp, t) in zip(targets, temps):
             self.declare(target.id, t)
             self.emit(f"{self.c(target.id)} = {tmp};", depth)
 
@@ -518,12 +559,14 @@ class FunctionTranslator:
         if not isinstance(t, Scalar):
             raise Unsupported("array condition")
         self.emit(f"if ({code}) {{", depth)
+        self.scopes.append(("if", node))
         for s in node.body:
             self.stmt(s, depth + 1)
         if node.orelse:
             self.emit("} else {", depth)
             for s in node.orelse:
                 self.stmt(s, depth + 1)
+        self.scopes.pop()
         self.emit("}", depth)
 
     def s_For(self, node, depth):
@@ -554,19 +597,36 @@ class FunctionTranslator:
     def s_While(self, node, depth):
         if node.orelse:
             raise Unsupported("while-else")
+        if _calls_in(node.test):
+            self.loop("for (;;)", node, depth, test=node.test)
+            return
         code, t = self.expr(node.test, depth)
         if not isinstance(t, Scalar):
             raise Unsupported("array condition")
-        if _calls_in(node.test):
-            raise Unsupported("call in a loop condition")
         self.loop(f"while ({code})", node, depth)
 
-    def loop(self, header, node, depth):
+    def loop(self, header, node, depth, test=None):
         body = node.body
         if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for s in body for n in ast.walk(s)):
             raise Unsupported("break, continue or return in a loop")
-        if not _allocates(body, self.m.functions):
+        self.scopes.append(("loop", node))
+        try:
+            self._loop(header, node, body, depth, test)
+        finally:
+            self.scopes.pop()
+
+    def _test(self, test, depth):
+        """A while loop's condition that calls a helper, evaluated at the top of each iteration."""
+        if test is not None:
+            code, t = self.expr(test, depth)
+            if not isinstance(t, Scalar):
+                raise Unsupported("array condition")
+            self.emit(f"if (!({code})) break;", depth)
+
+    def _loop(self, header, node, body, depth, test):
+        if not _allocates(body + ([test] if test is not None else []), self.m.functions):
             self.emit(header + " {", depth)
+            self._test(test, depth + 1)
             for s in body:
                 self.stmt(s, depth + 1)
             self.emit("}", depth)
@@ -575,39 +635,38 @@ class FunctionTranslator:
         # after the arrays that live on (read after the loop or in the next iteration) are
         # copied into slots allocated here, two per value, used in turn
         inside = _assigned_in(body)
-        outside = _names_in([s for s in self.node.body if s is not node and not _contains(s, node)])
-        outside |= _names_in([node.test]) if isinstance(node, ast.While) else set()
-        outside |= self._names_around(node)
-        carried = sorted(n for n in inside & outside if isinstance(self.types.get(n), Arr) or n not in self.types)
+        outside = self.outside(node)
+        carried = sorted(n for n in inside & outside if isinstance(self.types.get(self.c(n)), Arr) or self.c(n) not in self.types)
         # types of values first assigned in the body are known only after translating it once
-        saved = (list(self.lines), dict(self.types), self.tmp)
+        saved = (list(self.lines), self.tmp, dict(self.versions))
+        self._test(test, depth + 1)
         for s in body:
             self.stmt(s, depth + 1)
-        self.lines, types_after, self.tmp = saved[0], self.types, saved[2]
-        self.types = types_after
-        carried = [n for n in carried if isinstance(self.types.get(n), Arr)]
+        self.lines, self.tmp, self.versions = saved[0], saved[1], saved[2]
+        carried = [n for n in carried if isinstance(self.types.get(self.c(n)), Arr)]
         if carried and _may_alias_written(body, inside) & set(carried):
             # a copy taken at the end of an iteration would miss a later write Python would see
             raise Unsupported("a loop-carried array may view an array the loop writes")
         for n in carried:
-            t = self.types[n]
+            t = self.types[self.c(n)]
             if not t.contiguous:
                 raise Unsupported(f"loop-carried view {n}")
         slots, parity, mark = {}, self.fresh("_par"), self.fresh("_mark")
         self.declare(parity, Scalar("int64"))
         self.emit(f"{parity} = 0;", depth)
         for n in carried:
-            t = self.types[n]
+            t = self.types[self.c(n)]
             slots[n] = (self.fresh("_slot"), self.fresh("_slot"))
             for s in slots[n]:
                 self.declare(s, t)
                 self.emit(f"{s} = ({C_TYPES[t.dtype]} *)os_alloc(A, {max(t.size, 1)} * sizeof({C_TYPES[t.dtype]})); if (!{s}) goto os_fail;", depth)
         self.emit(header + " {", depth)
         self.emit(f"os_mark {mark} = os_mark_get(A);", depth + 1)
+        self._test(test, depth + 1)
         for s in body:
             self.stmt(s, depth + 1)
         for n in carried:
-            t, (s0, s1) = self.types[n], slots[n]
+            t, (s0, s1) = self.types[self.c(n)], slots[n]
             dst = self.fresh("_dst")
             self.declare(dst, t)
             self.emit(f"{dst} = {parity} ? {s1} : {s0};", depth + 1)
@@ -670,8 +729,8 @@ class FunctionTranslator:
         raise Unsupported(f"literal {v!r}")
 
     def e_Name(self, node, depth):
-        if node.id in self.types:
-            t = self.types[node.id]
+        if self.c(node.id) in self.types:
+            t = self.types[self.c(node.id)]
             if isinstance(t, Tup):
                 raise Unsupported("tuple value")
             return self.c(node.id), t
@@ -778,6 +837,12 @@ class FunctionTranslator:
                 self.declare(w, Scalar("uint32"))
             self.emit(f"os_threefry2x32({', '.join(c for c, _ in args)}, &{words[0]}, &{words[1]});", depth)
             return words[word], Scalar("uint32")
+        if isinstance(node.value, ast.Call) and _dotted(node.value.func) in self.m.functions:
+            k = _static_int(node.slice)
+            results = self.helper_results(node.value, depth)
+            if k is None or not 0 <= k < len(results):
+                raise Unsupported("helper result index")
+            return results[k]
         base, t = self.expr(node.value, depth)
         if isinstance(t, Tup):
             k = _static_int(node.slice)
@@ -853,13 +918,14 @@ class FunctionTranslator:
             raise Unsupported(f"keyword arguments to {name}")
         if name is None:
             raise Unsupported("call of an expression")
-        if name.startswith("np.") and name[3:] in C_TYPES:
+        if name.startswith("np.") and name[3:] in _NP_TYPES:
             if len(node.args) != 1:
                 raise Unsupported(f"{name} arguments")
             code, t = self.expr(node.args[0], depth)
             if not isinstance(t, Scalar):
                 raise Unsupported(f"{name} of an array")
-            return self.convert(code, t.dtype, name[3:]), Scalar(name[3:])
+            dtype = _NP_TYPES[name[3:]]
+            return self.convert(code, t.dtype, dtype), Scalar(dtype)
         if name in self.m.vmath:
             args = [self.expr(a, depth) for a in node.args]
             dtype = name.rsplit("_", 1)[1]
@@ -1259,7 +1325,38 @@ def _matmul(tr, node, depth):
             f"{to.shape[0]}, {to.shape[1]}, {to.shape[2]}); }}", depth)
 
 
-_KERNEL_STATEMENTS = {"_kn.matmul": _matmul}
+def _strided_copy(tr, node, depth):
+    """kernels.strided_copy(src, dst, params): each piece (ndim, *shape, src offset, *src
+    strides, dst offset, *dst strides) a loop nest with its constants; positions are flat
+    C-order ones, which are memory offsets for the contiguous arrays accepted here."""
+    if len(node.args) != 3 or not isinstance(node.args[2], ast.Name) or node.args[2].id not in tr.m.consts:
+        raise Unsupported("strided_copy arguments")
+    params = [int(v) for v in tr.m.consts[node.args[2].id][2]]
+    (src, ts), (dst, td) = (tr.expr(x, depth) for x in node.args[:2])
+    if not (isinstance(ts, Arr) and isinstance(td, Arr) and ts.contiguous and td.contiguous and ts.dtype == td.dtype):
+        raise Unsupported("strided_copy operands")
+    at = 0
+    while at < len(params):
+        nd = params[at]
+        shape = params[at + 1:at + 1 + nd]
+        s_pos, s_str = params[at + 1 + nd], params[at + 2 + nd:at + 2 + 2 * nd]
+        d_pos, d_str = params[at + 2 + 2 * nd], params[at + 3 + 2 * nd:at + 3 + 3 * nd]
+        at += 3 + 3 * nd
+        if any(d == 0 for d in shape):
+            continue
+        src_t, dst_t = Arr(ts.dtype, shape, s_str), Arr(td.dtype, shape, d_str)
+        for line in _copy_lines(f"({dst} + {d_pos})", dst_t, f"({src} + {s_pos})", src_t):
+            tr.emit(line, depth)
+
+
+def _np_sign(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype in _FLOAT_NAME or t.dtype == "bool":
+        raise Unsupported("np.sign of a float")
+    return f"(({C_TYPES[t.dtype]})((({a}) > 0) - (({a}) < 0)))", t
+
+
+_KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy}
 
 _CALLS = {
     "_rt.empty": _empty, "_rt.full": _full, "_rt.copy": _copy, "_rt.astype": _astype,
@@ -1280,5 +1377,5 @@ _CALLS = {
     "_rt.shift_right_logical": _shift("lshr"),
     "_rt.reinterpret": _reinterpret, "_rt.popcount": _popcount,
     **{f"_rt.f2i_{t}": _f2i(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
-    "np.abs": _np_abs, "abs": _np_abs, "np.isfinite": _np_isfinite,
+    "np.abs": _np_abs, "abs": _np_abs, "np.isfinite": _np_isfinite, "np.sign": _np_sign,
 }

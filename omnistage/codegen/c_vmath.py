@@ -11,12 +11,14 @@ gcc only vectorizes a loop whose callee it can inline. So the algorithms are cop
 statement for statement (same range reductions, same Cody-Waite splits, same minimax
 coefficients, same special-value selects, written as ternaries), and every constant is emitted
 from the same definitions vmath uses, as hex-float literals, so the C kernel rounds at the same
-places with the same numbers. Vectorization (gcc 12, -march=native): at -O2, gcc's very-cheap
-cost model vectorizes none of these loops (unknown trip count); at -O3, exp, exp2, expm1, tanh,
-logistic and erf loops vectorize; the log family and pow also need -fno-trapping-math (gcc will
-not if-convert an int -> float conversion it has threaded into a ternary arm, as it may raise
-inexact); sin/cos (table gathers) and erf_inv stay scalar. tests/codegen/test_c_vmath.py checks the
-constants against vmath's tables and the results against the Numba kernels.
+places with the same numbers. tests/codegen/test_c_vmath.py checks the constants against vmath's
+tables and the results against the Numba kernels.
+
+Vectorization (gcc 12, -march=native, the tier's -O2 -fvect-cost-model=dynamic): loops over the
+float32 exp, exp2, expm1, tanh, logistic and erf and the float64 exp2 vectorize (at -O3 the other
+float64 ones of that list too); the log family and pow would also need -fno-trapping-math (gcc
+threads the subnormal select into two arms and will not if-convert an int -> float conversion
+there, as it may raise inexact); sin/cos (table gathers) and erf_inv stay scalar.
 
 Fused multiply-add: vmath's `fmuladd` is `llvm.fmuladd`, which LLVM fuses exactly when the
 target has fast FMA, and Numba's 'contract' flag also fuses two plain `a * b - c` of vmath (the

@@ -1,0 +1,241 @@
+"""The native tier (codegen/c_tier.py, c_translate.py, c_runtime.py): programs compiled through
+the system C compiler give the interpreter's values (exactly for integers and bits, to rounding
+for floats), programs it cannot translate keep the Numba path, and a fresh process runs a
+translated program without importing Numba, then a second loads the same library."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import omnistage as fw
+import omnistage.numpy as xnp
+from omnistage import lax, random
+from omnistage.codegen import c_tier, c_translate
+from omnistage.codegen.executable import InterpretedProgram, NumbaProgram, compile_for_cpu
+
+pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc")) is None, reason="no C compiler")
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMNISTAGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OMNISTAGE_C_TIER", "1")
+
+
+def _both(f, *args, static_argnums=()):
+    """(native tier executable, its outputs, the interpreter's outputs) of `f` on `args`."""
+    program = fw.jit(f, static_argnums=static_argnums).lower(*args).program
+    native = compile_for_cpu(program)
+    leaves = [a for i, a in enumerate(args) if i not in static_argnums]
+    flat = [np.asarray(x) for x in fw.tree_util.tree_leaves(leaves)]
+    got = native(*flat)
+    want = InterpretedProgram(program)(*flat)
+    return native, [np.asarray(g) for g in got], [np.asarray(w) for w in want]
+
+
+def _check(f, *args, rtol=2e-6, atol=1e-6, exact=False, **kw):
+    native, got, want = _both(f, *args, **kw)
+    assert getattr(native, "c_source", None), f"not compiled by the native tier: {type(native).__name__}"
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if exact or g.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    return native
+
+
+RNG = np.random.default_rng(0)
+F32 = RNG.standard_normal((7, 5)).astype(np.float32)
+SPECIAL = np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 3e38, -1e-40, 7.0], np.float32)
+
+
+def selu(x, alpha=1.67, lmbda=1.05):
+    return lmbda * xnp.where(x > 0, x, alpha * xnp.exp(x) - alpha)
+
+
+@pytest.fixture(params=[np.float32, np.float64])
+def dtype(request):
+    if request.param == np.float32:
+        yield np.float32
+        return
+    old = fw.config.read("jax_enable_x64")
+    fw.config.update("jax_enable_x64", True)
+    yield np.float64
+    fw.config.update("jax_enable_x64", old)
+
+
+def test_elementwise_and_transcendentals(dtype):
+    x = RNG.standard_normal(1000).astype(dtype) * 3
+    _check(selu, x)
+    _check(lambda x: (xnp.tanh(x) + xnp.log1p(xnp.abs(x)) * xnp.sqrt(xnp.abs(x)), xnp.sin(x) * xnp.cos(x)), x,
+           rtol=1e-5, atol=1e-6)
+
+
+def test_special_values_and_nan_propagating_max():
+    _check(lambda x: (xnp.maximum(x, 0.0), xnp.minimum(x, -0.0), xnp.max(x), xnp.min(x), x > 1.0, xnp.isfinite(x)),
+           SPECIAL, exact=True)
+    _check(lambda x: xnp.exp(x) + xnp.log(xnp.abs(x)), SPECIAL, rtol=1e-6)
+
+
+def test_reductions_over_axes():
+    x = RNG.standard_normal((64, 33)).astype(np.float32)
+    _check(lambda x: (xnp.sum(x, 0), xnp.sum(x, 1), xnp.mean(x), xnp.max(x, 1), xnp.argmax(x, 0), xnp.prod(x[:4], 0)), x,
+           rtol=1e-5, atol=1e-5)
+
+
+def test_products_reach_blas(dtype):
+    a = RNG.standard_normal((128, 64)).astype(dtype)
+    b = RNG.standard_normal((128, 96)).astype(dtype)
+    c = RNG.standard_normal((4, 32, 16)).astype(dtype)
+    native = _check(lambda a, b, c: (a.T @ b, a @ a.T, xnp.einsum("bij,bkj->bik", c, c)), a, b, c, rtol=1e-4, atol=1e-4)
+    assert "os_matmul(" in native.c_source
+
+
+def test_training_step_gradient():
+    w = RNG.standard_normal((32, 10)).astype(np.float32)
+    x = RNG.standard_normal((128, 32)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[RNG.integers(0, 10, 128)]
+
+    def loss(w, x, y):
+        z = xnp.tanh(x @ w)
+        return -xnp.mean(xnp.sum((z - xnp.log(xnp.sum(xnp.exp(z), -1, keepdims=True))) * y, -1))
+
+    _check(lambda w, x, y: w - 0.1 * fw.grad(loss)(w, x, y), w, x, y, rtol=1e-4, atol=1e-5)
+
+
+def test_scan_with_array_carries_releases_iterations():
+    xs = RNG.standard_normal((300, 16)).astype(np.float32)
+
+    def f(xs):
+        def body(c, x):
+            h = xnp.tanh(c * 0.5 + x)
+            return h, h.sum()
+
+        return lax.scan(body, xnp.zeros(16, xnp.float32), xs)
+
+    _check(f, xs, rtol=1e-5)
+    _check(lambda xs: fw.grad(lambda xs: f(xs)[1].sum())(xs), xs, rtol=1e-4, atol=1e-5)
+
+
+def test_while_and_fori_loops_with_array_state():
+    v = RNG.standard_normal(8).astype(np.float32)
+
+    def f(v):
+        def cond(s):
+            return s[0] < 20
+
+        def body(s):
+            i, v = s
+            return i + 1, xnp.roll(v, 1) * 0.9 + 1.0
+
+        _, out = lax.while_loop(cond, body, (0, v))
+        return out, lax.fori_loop(0, 13, lambda i, a: a * 1.01 + i, v)
+
+    _check(f, v, rtol=1e-5)
+
+
+def test_cond_branches():
+    x = RNG.standard_normal(5).astype(np.float32)
+    _check(lambda p, x: lax.cond(p > 0, lambda x: x * 2.0, lambda x: xnp.sin(x), x), np.float32(1.0), x)
+    _check(lambda p, x: lax.cond(p > 0, lambda x: x * 2.0, lambda x: xnp.sin(x), x), np.float32(-1.0), x)
+
+
+def test_random_bits_are_exact():
+    key = random.PRNGKey(42)
+    _check(lambda k: (random.normal(k, (10, 3)), random.uniform(k, (64,)), random.split(k, 3),
+                      random.randint(k, (20,), -5, 9)), key, rtol=1e-6)
+
+
+def test_integer_semantics_follow_lax():
+    a = np.array([7, -7, 7, -7, 0, -2147483648, 2147483647, 5], np.int32)
+    b = np.array([2, 2, -2, -2, 0, -1, 1, 0], np.int32)
+    u = np.array([0, 1, 0xFFFFFFFF, 123456789, 7, 8, 9, 10], np.uint32)
+    s = np.array([0, 1, 31, 32, 33, -1, 5, 100], np.int32)
+    _check(lambda a, b: (lax.div(a, b), lax.rem(a, b), a + b * 2147483647, a * a, -a, a // xnp.maximum(b, 1),
+                         a % xnp.maximum(b, 1), xnp.abs(a)), a, b)
+    _check(lambda a, u, s: (lax.shift_left(a, s), lax.shift_right_arithmetic(a, s), lax.shift_right_logical(a, s),
+                            lax.shift_right_logical(u, s.astype(xnp.uint32)), u * u, u // xnp.maximum(u, 1),
+                            lax.population_count(u), ~u), a, u, s)
+
+
+def test_float_to_int_conversions_saturate():
+    x = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.7, -2.7, 255.9, 1e20, -1e20], np.float32)
+    _check(lambda x: (x.astype(xnp.int32), x.astype(xnp.uint8), x.astype(xnp.int8), x.astype(xnp.uint32),
+                      x.astype(xnp.float64).astype(xnp.int64), xnp.round(x), xnp.floor(x), xnp.sign(x)), x)
+
+
+def test_views_slices_and_concatenation():
+    x = RNG.standard_normal((6, 8)).astype(np.float32)
+    _check(lambda x: (x[1:5:2, ::3] * 2.0, x.T.reshape(4, 12) + 1.0, xnp.concatenate([x, x[:, :2]], 1),
+                      xnp.flip(x, 0)[2]), x)
+
+
+def test_untranslatable_program_keeps_the_numba_path():
+    m = RNG.standard_normal((4, 4)).astype(np.float32)
+    program = fw.jit(lambda m: xnp.sort(m @ m.T, axis=1)).lower(m).program
+    exe = compile_for_cpu(program)
+    assert isinstance(exe, (NumbaProgram, InterpretedProgram))
+    np.testing.assert_allclose(np.asarray(exe(m)[0]), np.sort(m @ m.T, axis=1), rtol=1e-5)
+
+
+def test_switched_off_by_environment(monkeypatch):
+    monkeypatch.setenv("OMNISTAGE_C_TIER", "0")
+    program = fw.jit(selu).lower(F32).program
+    assert c_tier.compile_program(program) is None
+    assert isinstance(compile_for_cpu(program), NumbaProgram)
+
+
+def test_translator_refuses_what_it_does_not_know():
+    source = textwrap.dedent("""
+        import numpy as np
+        def f(x):
+            y = np.sort(x)
+            return (y,)
+    """)
+    with pytest.raises(c_translate.Unsupported):
+        c_translate.translate(source, "f", [((3,), "float32")], [((3,), "float32")], [])
+    with pytest.raises(c_translate.Unsupported):  # mixed-signedness 64-bit arithmetic has no C meaning here
+        c_translate.translate("def f(a, b):\n    return (a + b,)\n", "f", [((), "uint64"), ((), "int64")],
+                              [((), "float64")], [])
+
+
+SCRIPT = """
+import hashlib, json, sys
+import numpy as np
+import omnistage as fw, omnistage.numpy as xnp
+from omnistage import random
+
+def step(w, x):
+    return w - 0.1 * fw.grad(lambda w: xnp.mean(xnp.tanh(x @ w) ** 2.0))(w)
+
+w = np.linspace(-1, 1, 32 * 8, dtype=np.float32).reshape(32, 8)
+x = np.linspace(-2, 2, 64 * 32, dtype=np.float32).reshape(64, 32)
+f = fw.jit(step)
+out = np.asarray(f(w, x))
+z = np.asarray(fw.jit(lambda k: random.normal(k, (10, 3)))(random.PRNGKey(1)))
+print(json.dumps({"digest": hashlib.sha256(out.tobytes() + z.tobytes()).hexdigest(),
+                  "numba": "numba" in sys.modules, "status": f.lower(w, x).compile().cache_status
+                  if hasattr(f.lower(w, x).compile(), "cache_status") else None}))
+"""
+
+
+def test_fresh_processes_never_import_numba_and_agree_bit_for_bit(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_"))}
+    env.update(OMNISTAGE_CACHE_DIR=str(tmp_path / "cache"), NUMBA_CACHE_DIR=str(tmp_path / "numba"), OMNISTAGE_C_TIER="1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert runs[0]["digest"] == runs[1]["digest"]
+    assert not runs[0]["numba"] and not runs[1]["numba"], runs
+    assert any(n.startswith("omnistage_c_") for n in os.listdir(tmp_path / "cache"))
