@@ -432,14 +432,17 @@ def _file_sha256(path):
 
 def load(program, native_tier=False):
     """The AotProgram for `program` when a valid library is cached, else None.
-    `native_tier`: the library the native tier (c_tier) just published, loaded even when
-    OMNISTAGE_AOT=0 turns cached libraries off."""
+    `native_tier`: the native tier (c_tier) asks for its own library, which is that tier's
+    compiled code as Numba's cache is Numba's: loaded even when OMNISTAGE_AOT=0 turns off the
+    libraries Numba's background builder makes."""
     if not (enabled() or native_tier):
         return None
     try:
         key = program_key(program)
         record = _read_record(key)
         if record is None or "library" not in record:
+            return None
+        if not enabled() and record.get("tier") != "c":
             return None
         # the bytes are checked against the record through the checked directory's descriptor
         path = aot_trust.library_path(record, os.path.basename(_record_path(key)))
@@ -557,8 +560,14 @@ class AotProgram:
 
     def as_text(self):
         """The generated module with this program's own `file:line` comments (the cached
-        file has none); emitting it imports Numba (vmath), compiling nothing."""
+        file has none); emitting it imports Numba (vmath), compiling nothing. A library of the
+        native tier shows the module its C was translated from (c_tier)."""
         from .emit_cpu import emit_module
+
+        if self.record.get("tier") == "c":
+            from . import c_vmath
+
+            return emit_module(self.program, c_vmath.lookup, threads=None)[0]
         from .executable import vmath_lookup
 
         return emit_module(self.program, vmath_lookup())[0]
@@ -1011,8 +1020,7 @@ def publish(key, built, name, fields):
     published = _publish_library(built, name)
     _publish_record({
         "format": FORMAT, "key": key, "module": name, "library": name, "sha256": _file_sha256(published),
-        "toolchain": toolchain_key(), "python_api": False, "parallel": False,
-        "pooled": False, **fields,
+        "toolchain": toolchain_key(), "python_api": False, "parallel": False, **fields,
     })
 
 

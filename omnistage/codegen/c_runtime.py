@@ -88,11 +88,17 @@ static void os_release(os_arena *A) {
 }
 
 /* support.py's scalar helpers */
-#define OS_FMAX(T) static inline T os_fmax_##T(T a, T b) { \
-    if (a > b || a != a) return a; if (a == b && a == 0) return a + b; return b; }
-#define OS_FMIN(T) static inline T os_fmin_##T(T a, T b) { \
-    if (a < b || a != a) return a; if (a == b && a == 0) return -(-a - b); return b; }
-OS_FMAX(float) OS_FMAX(double) OS_FMIN(float) OS_FMIN(double)
+/* selects, not branches, and one comparison per select, no `&` / `|` of comparisons: gcc 12 does
+   not vectorize a loop where such a boolean meets a constant its jump threading found (a clamp
+   before the max does it). Of equal operands both zeros or the same bits, so fmax's a + b is
+   their bits and-ed (+0 unless both are -0) and fmin's -(-a - b) or-ed; nan a gives a, else nan b
+   gives b. */
+#define OS_FMAXMIN(T, I, NAME, LESS, OP) static inline T os_##NAME##_##T(T a, T b) { \
+    I ia, ib; memcpy(&ia, &a, sizeof a); memcpy(&ib, &b, sizeof b); \
+    I eb = ia OP ib; T eq; memcpy(&eq, &eb, sizeof eq); \
+    T r = LESS ? b : a; r = a == b ? eq : r; r = b != b ? b : r; return a != a ? a : r; }
+OS_FMAXMIN(float, int32_t, fmax, a < b, &) OS_FMAXMIN(double, int64_t, fmax, a < b, &)
+OS_FMAXMIN(float, int32_t, fmin, b < a, |) OS_FMAXMIN(double, int64_t, fmin, b < a, |)
 
 static inline int64_t os_idiv(int64_t a, int64_t b) {
     if (b == 0) return (int64_t)((uint64_t)a - (uint64_t)a) - 1;
@@ -124,13 +130,11 @@ static inline int64_t os_floormod(int64_t a, int64_t b) {
 }
 
 static inline int64_t os_clamp_index(int64_t i, int64_t n) {
-    if (i < 0) return 0;
-    if (i > n - 1) return n - 1;
-    return i;
+    return i < 0 ? 0 : (i > n - 1 ? n - 1 : i);
 }
 
 #define OS_SIGN(T) static inline T os_sign_##T(T x, T one) { \
-    if (x > 0) return one; if (x < 0) return -one; return x; }
+    return x > 0 ? one : (x < 0 ? -one : x); }
 OS_SIGN(float) OS_SIGN(double)
 
 static inline float os_round_half_away_float(float x, float half) {
@@ -151,31 +155,62 @@ OS_F2I_BOTH(int32, int32_t, -2147483648.0, 2147483647.0)
 OS_F2I_BOTH(uint8, uint8_t, 0.0, 255.0)
 OS_F2I_BOTH(uint16, uint16_t, 0.0, 65535.0)
 OS_F2I_BOTH(uint32, uint32_t, 0.0, 4294967295.0)
+/* double -> int64 / uint64 for x strictly inside the range. AVX2 has no vector conversion to
+   64-bit integers (AVX-512DQ has), so without AVX-512DQ (OS_INT64_VIA_BITS) trunc(x) is split into
+   32-bit halves, each read off the bits of half + 2**52 (exact: an integer below 2**52 is the low
+   mantissa bits there), and a loop of these conversions still vectorizes; both forms give the
+   same values (tests/codegen/test_c_vmath.py checks). */
+#ifndef OS_INT64_VIA_BITS
+#ifdef __AVX512DQ__
+#define OS_INT64_VIA_BITS 0
+#else
+#define OS_INT64_VIA_BITS 1
+#endif
+#endif
+#if OS_INT64_VIA_BITS
+static inline uint64_t os_low_bits(double v) {  /* an integer 0 <= v < 2**52, as an integer */
+    uint64_t b, m; double s = v + 0x1p52, magic = 0x1p52;
+    memcpy(&b, &s, 8); memcpy(&m, &magic, 8); return b - m; }
+static inline uint64_t os_split_trunc(double x, double bias) {  /* trunc(x) + bias*2**32 mod 2**64 */
+    double t = trunc(x), hi = floor(t * 0x1p-32), lo = t - hi * 0x1p32;  /* exact */
+    return (os_low_bits(hi + bias) << 32) + os_low_bits(lo); }
+static inline int64_t os_d2i64(double x) { return (int64_t)(os_split_trunc(x, 0x1p31) - ((uint64_t)1 << 63)); }
+static inline uint64_t os_d2u64(double x) { return os_split_trunc(x, 0.0); }
+#else
+static inline int64_t os_d2i64(double x) { return (int64_t)x; }
+static inline uint64_t os_d2u64(double x) { return (uint64_t)x; }
+#endif
 /* float(iinfo.max) of the 64-bit types rounds up to 2**63 / 2**64: at or above it saturates */
 static inline int64_t os_f2i_int64_float(float x) {
     if (x != x) return 0; if ((double)x <= -9223372036854775808.0) return INT64_MIN;
-    if ((double)x >= 9223372036854775808.0) return INT64_MAX; return (int64_t)x; }
+    if ((double)x >= 9223372036854775808.0) return INT64_MAX; return os_d2i64((double)x); }
 static inline int64_t os_f2i_int64_double(double x) {
     if (x != x) return 0; if (x <= -9223372036854775808.0) return INT64_MIN;
-    if (x >= 9223372036854775808.0) return INT64_MAX; return (int64_t)x; }
+    if (x >= 9223372036854775808.0) return INT64_MAX; return os_d2i64(x); }
 static inline uint64_t os_f2i_uint64_float(float x) {
     if (x != x) return 0; if ((double)x <= 0.0) return 0;
-    if ((double)x >= 18446744073709551616.0) return UINT64_MAX; return (uint64_t)x; }
+    if ((double)x >= 18446744073709551616.0) return UINT64_MAX; return os_d2u64((double)x); }
 static inline uint64_t os_f2i_uint64_double(double x) {
     if (x != x) return 0; if (x <= 0.0) return 0;
-    if (x >= 18446744073709551616.0) return UINT64_MAX; return (uint64_t)x; }
+    if (x >= 18446744073709551616.0) return UINT64_MAX; return os_d2u64(x); }
 
-/* support.fma_float32/64: one rounding unless the product overflows or nears the subnormals */
-static inline float os_fma_float32(float a, float b, float c) {
-    float prod = a * b, naive = prod + c, big = fabsf(prod);
-    if (isfinite(naive) && isfinite(prod) && (big == 0 || big > 0x1p-101f)) return fmaf(a, b, c);
-    return naive;
-}
-static inline double os_fma_float64(double a, double b, double c) {
-    double prod = a * b, naive = prod + c, big = fabs(prod);
-    if (isfinite(naive) && isfinite(prod) && (big == 0 || big > 0x1p-968)) return fma(a, b, c);
-    return naive;
-}
+/* support.fma_float32/64: one rounding unless the product overflows or nears the subnormals.
+   The condition (isfinite(naive) & isfinite(prod) & (|prod| == 0 | |prod| > tiny)) is computed on
+   the bits as an all-ones / all-zeros integer mask of the float's width, and the result picked
+   with it: gcc 12 does not vectorize a loop where a boolean `&` / `|` of comparisons meets a
+   constant its jump threading found (chains of these fmas with selected operands: erf_inv).
+   A finite naive sum implies a finite product; |prod| == 0 or > tiny is `pb - 1 >= bits(tiny)`,
+   as the signs of bits(tiny) - pb and pb - 1 (arithmetic shifts, as gcc does them). */
+#define OS_FMA(T, I, NAME, FMA, TINY_BITS, INF_BITS, ABS, SHIFT) static inline T NAME(T a, T b, T c) { \
+    T prod = a * b, naive = prod + c, fused = FMA(a, b, c); \
+    I pb, nb, fb; memcpy(&pb, &prod, sizeof pb); memcpy(&nb, &naive, sizeof nb); memcpy(&fb, &fused, sizeof fb); \
+    pb &= ABS; \
+    I finite = ((nb & ABS) - (INF_BITS)) >> SHIFT; \
+    I normal = (((TINY_BITS) - pb) >> SHIFT) | ((pb - 1) >> SHIFT); \
+    I m = finite & normal, rb = (fb & m) | (nb & ~m); \
+    T r; memcpy(&r, &rb, sizeof r); return r; }
+OS_FMA(float, int32_t, os_fma_float32, fmaf, 0x0d000000, 0x7f800000, INT32_MAX, 31)           /* tiny 2^-101 */
+OS_FMA(double, int64_t, os_fma_float64, fma, INT64_C(0x0370000000000000), INT64_C(0x7ff0000000000000), INT64_MAX, 63)  /* 2^-968 */
 
 static inline float os_logaddexp_float(float x, float y, float log2) {
     if (x == y) return x + log2;
@@ -206,20 +241,23 @@ static inline int64_t os_kmin64(int64_t acc, double x) { int64_t k = x != x ? IN
 static inline float os_unkey32(int32_t k) { int32_t b = k ^ ((k >> 31) & INT32_MAX); float x; memcpy(&x, &b, 4); return x; }
 static inline double os_unkey64(int64_t k) { int64_t b = k ^ ((k >> 63) & INT64_MAX); double x; memcpy(&x, &b, 8); return x; }
 
-/* threefry2x32, 20 rounds (support.threefry2x32) */
-static inline uint32_t os_rotl32(uint32_t x, uint32_t d) { return (x << d) | (x >> (32 - d)); }
-static inline void os_threefry2x32(uint32_t k1, uint32_t k2, uint32_t x1, uint32_t x2, uint32_t *o1, uint32_t *o2) {
-    static const uint32_t R[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+/* threefry2x32, 20 rounds, unrolled with constant rotations (support.threefry2x32): a pure
+   function of its words, so gcc inlines it, vectorizes a loop of them and merges the two calls
+   generated code makes for the two words of one block */
+typedef struct { uint32_t w0, w1; } os_u32x2;
+#define OS_ROTL32(x, d) (((x) << (d)) | ((x) >> (32 - (d))))
+#define OS_ROUND(r) x0 += x1; x1 = OS_ROTL32(x1, r); x1 ^= x0;
+#define OS_FOUR(a, b, c, d) OS_ROUND(a) OS_ROUND(b) OS_ROUND(c) OS_ROUND(d)
+__attribute__((always_inline)) static inline os_u32x2 os_threefry2x32(uint32_t k1, uint32_t k2, uint32_t x1_in, uint32_t x2_in) {
     uint32_t k3 = k1 ^ k2 ^ 0x1BD11BDAu;
-    uint32_t ks[3] = {k1, k2, k3};
-    x1 += k1; x2 += k2;
-    for (int i = 0; i < 5; i++) {
-        const uint32_t *r = R + (i % 2) * 4;
-        for (int j = 0; j < 4; j++) { x1 += x2; x2 = os_rotl32(x2, r[j]); x2 ^= x1; }
-        x1 += ks[(i + 1) % 3];
-        x2 += ks[(i + 2) % 3] + (uint32_t)(i + 1);
-    }
-    *o1 = x1; *o2 = x2;
+    uint32_t x0 = x1_in + k1, x1 = x2_in + k2;
+    OS_FOUR(13, 15, 26, 6) x0 += k2; x1 += k3 + 1u;
+    OS_FOUR(17, 29, 16, 24) x0 += k3; x1 += k1 + 2u;
+    OS_FOUR(13, 15, 26, 6) x0 += k1; x1 += k2 + 3u;
+    OS_FOUR(17, 29, 16, 24) x0 += k2; x1 += k3 + 4u;
+    OS_FOUR(13, 15, 26, 6) x0 += k3; x1 += k1 + 5u;
+    os_u32x2 out = {x0, x1};
+    return out;
 }
 
 /* BLAS: the gemm addresses of blas_table, mirrored into this library's own copy */
@@ -227,22 +265,67 @@ int64_t omnistage_blas_gemm[5];
 typedef void (*os_gemm_t)(const char *, const char *, const int *, const int *, const int *, const void *,
                           const void *, const int *, const void *, const int *, const void *, void *, const int *);
 
-/* out[i] = op(a[i]) @ op(b[i]) for row-major C-ordered stacks, as kernels.matmul with one block:
-   row-major C is column-major C^T = op(B)^T op(A)^T */
+/* out[i] = op(a[i]) @ op(b[i]) for row-major C-ordered stacks, cut into the blocks of
+   kernels.matmul (gemm_blocks, _block_edges, _block_args: the same rule, so the same calls and
+   the same bits as the Numba build's), run on the GEMM pool (gemm_pool, its entry in the BLAS
+   table's last slot) when it is loaded, else here. Row-major C is column-major
+   C^T = op(B)^T op(A)^T, so BLAS's A is our b. */
+#define OS_SPLIT_WORK ((int64_t)1 << 21)
+#define OS_BLOCK_ALIGN 16
+#define OS_MAX_BLOCKS 4
+#define OS_MIN_BLOCK 64
+#define OS_CALL_WORDS 11
+typedef void (*os_pool_t)(void *, int64_t, const int64_t *, const void *, const void *);
+
 static void os_matmul(int slot, const void *alpha, const void *beta, size_t itemsize, const char *a, const char *b, char *out,
                       int64_t batch_a, int64_t ra, int64_t ca, int64_t batch_b, int64_t rb, int64_t cb,
                       int ta, int tb, int64_t batch, int64_t M, int64_t N) {
-    os_gemm_t gemm = (os_gemm_t)(intptr_t)omnistage_blas_gemm[slot];
     int64_t K = ta ? ra : ca;
-    int m = (int)N, n = (int)M, k = (int)K;
-    int lda = (int)(tb ? K : N), ldb = (int)(ta ? M : K), ldc = (int)N;
-    char fa = tb ? 't' : 'n', fb = ta ? 't' : 'n';
-    if (M == 0 || N == 0) return;
-    for (int64_t i = 0; i < batch; i++) {
-        const char *ai = a + (size_t)((batch_a == 1 ? 0 : i) * ra * ca) * itemsize;
-        const char *bi = b + (size_t)((batch_b == 1 ? 0 : i) * rb * cb) * itemsize;
-        if (K == 0) { memset(out + (size_t)(i * M * N) * itemsize, 0, (size_t)(M * N) * itemsize); continue; }
-        gemm(&fa, &fb, &m, &n, &k, alpha, bi, &lda, ai, &ldb, beta, out + (size_t)(i * M * N) * itemsize, &ldc);
+    int64_t blocks = 1, rows = 1;
+    if (M * N * K >= OS_SPLIT_WORK) {
+        rows = M >= N;
+        int64_t extent = rows ? M : N;
+        blocks = extent / OS_MIN_BLOCK < OS_MAX_BLOCKS ? extent / OS_MIN_BLOCK : OS_MAX_BLOCKS;
+        if (blocks < 1) blocks = 1;
     }
+    int64_t tasks = (M && N) ? batch * blocks : 0;
+    if (tasks == 0) return;
+    int64_t stack_calls[OS_CALL_WORDS * 8];
+    int64_t *calls = tasks <= 8 ? stack_calls : (int64_t *)malloc(sizeof(int64_t) * OS_CALL_WORDS * tasks);
+    if (calls == NULL) calls = stack_calls, tasks = -tasks;  /* no memory for the list: one call at a time */
+    int64_t lda = ta ? M : K, ldb = tb ? K : N;
+    for (int64_t t = 0; t < (tasks < 0 ? -tasks : tasks); t++) {
+        int64_t i = t / blocks, j = t % blocks;
+        int64_t extent = rows ? M : N;
+        int64_t step = (extent + blocks - 1) / blocks;
+        step = (step + OS_BLOCK_ALIGN - 1) / OS_BLOCK_ALIGN * OS_BLOCK_ALIGN;
+        int64_t lo = j * step < extent ? j * step : extent, hi = (j + 1) * step < extent ? (j + 1) * step : extent;
+        int64_t size = hi - lo > 0 ? hi - lo : 0;
+        int64_t a_at = i * ra * ca, b_at = i * rb * cb, c_at = i * M * N;
+        int64_t *c = tasks < 0 ? stack_calls : calls + OS_CALL_WORDS * t;
+        c[0] = tb; c[1] = ta; c[4] = K; c[7] = N;
+        if (rows) {
+            c[2] = N; c[3] = size; c[5] = ldb; c[6] = lda;
+            c[8] = (int64_t)(intptr_t)(b + b_at * itemsize);
+            c[9] = (int64_t)(intptr_t)(a + (a_at + (ta ? lo : lo * K)) * itemsize);
+            c[10] = (int64_t)(intptr_t)(out + (c_at + lo * N) * itemsize);
+        } else {
+            c[2] = size; c[3] = M; c[5] = ldb; c[6] = lda;
+            c[8] = (int64_t)(intptr_t)(b + (b_at + (tb ? lo * K : lo)) * itemsize);
+            c[9] = (int64_t)(intptr_t)(a + a_at * itemsize);
+            c[10] = (int64_t)(intptr_t)(out + (c_at + lo) * itemsize);
+        }
+        if (tasks < 0 || tasks < 2 || omnistage_blas_gemm[4] == 0) {  /* run it now */
+            os_gemm_t gemm = (os_gemm_t)(intptr_t)omnistage_blas_gemm[slot];
+            char fa = c[0] ? 't' : 'n', fb = c[1] ? 't' : 'n';
+            int m = (int)c[2], n = (int)c[3], k = (int)c[4], la = (int)c[5], lb = (int)c[6], lc = (int)c[7];
+            if (m > 0 && n > 0)
+                gemm(&fa, &fb, &m, &n, &k, alpha, (const void *)(intptr_t)c[8], &la, (const void *)(intptr_t)c[9], &lb,
+                     beta, (void *)(intptr_t)c[10], &lc);
+        }
+    }
+    if (tasks >= 2 && omnistage_blas_gemm[4] != 0)
+        ((os_pool_t)(intptr_t)omnistage_blas_gemm[4])((void *)(intptr_t)omnistage_blas_gemm[slot], tasks, calls, alpha, beta);
+    if (calls != stack_calls) free(calls);
 }
 """

@@ -64,6 +64,9 @@ def compile_program(program):
         return None
     if key in _declined or aot.known_unsupported(program):
         return None
+    cached = aot.load(program, native_tier=True)  # this tier's library from an earlier process
+    if cached is not None:
+        return cached
     source = translated = None
     try:
         from .emit_cpu import Unsupported as NoLowering, emit_module
@@ -86,7 +89,7 @@ def compile_program(program):
         if done.returncode != 0:  # a translation the compiler rejects is our bug: Numba's path still works
             errors = [line for line in done.stderr.splitlines() if "error" in line]
             return _decline(key, program, f"the C compiler failed: {' | '.join(errors[:3])}", translated)
-        aot.publish(key, lib, os.path.basename(lib), {"blas_table": uses_gemm, "tier": "c"})
+        aot.publish(key, lib, os.path.basename(lib), {"blas_table": uses_gemm, "pooled": uses_gemm, "tier": "c"})
     loaded = aot.load(program, native_tier=True)
     if loaded is not None:
         loaded.cache_status = "compiled to C (cache miss)"

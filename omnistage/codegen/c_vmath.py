@@ -14,11 +14,23 @@ from the same definitions vmath uses, as hex-float literals, so the C kernel rou
 places with the same numbers. tests/codegen/test_c_vmath.py checks the constants against vmath's
 tables and the results against the Numba kernels.
 
-Vectorization (gcc 12, -march=native, the tier's -O2 -fvect-cost-model=dynamic): loops over the
-float32 exp, exp2, expm1, tanh, logistic and erf and the float64 exp2 vectorize (at -O3 the other
-float64 ones of that list too); the log family and pow would also need -fno-trapping-math (gcc
-threads the subnormal select into two arms and will not if-convert an int -> float conversion
-there, as it may raise inexact); sin/cos (table gathers) and erf_inv stay scalar.
+Vectorization (gcc 12 at c_tier.FLAGS): a loop calling any kernel vectorizes, with AVX2 or
+AVX-512 (tests/codegen/test_c_vmath.py checks it), which takes care of four things gcc would
+otherwise stop at:
+- inlining: every function here is `VM_INLINE` (always_inline); -O2 leaves erf_inv and the float64
+  kernels out of line, and a loop calling a function stays scalar;
+- boolean masks: gcc 12 cannot vectorize a loop where a `&` / `|` of comparisons meets a constant
+  that jump threading found for one arm of an earlier select ("relevant stmt not supported:
+  patt = patt ? _x : 1"), so selects take one comparison each, and erf_inv's fma condition is an
+  integer mask computed from the bits (`vm_xla_fma_f32`);
+- int64 <-> double: AVX2 has no vector conversion between them and no arithmetic int64 shift, so
+  the float64 exponent arithmetic goes through the bits unless the target has AVX-512DQ
+  (`VM_INT64_VIA_BITS`, exact either way);
+- sin/cos index their table with an int64, which gcc turns into a gather (or, where the tuning
+  disfavours gathers, as for znver, an emulated one); with an int32 index it gives up.
+All of it relies on the tier's -fno-trapping-math: without it gcc will not if-convert a
+conversion or a comparison that may raise a flag in a select's arm (the log family's subnormal
+select, sin/cos and erf_inv, and with AVX2 every kernel stay scalar then).
 
 Fused multiply-add: vmath's `fmuladd` is `llvm.fmuladd`, which LLVM fuses exactly when the
 target has fast FMA, and Numba's 'contract' flag also fuses two plain `a * b - c` of vmath (the
@@ -186,6 +198,10 @@ _PRELUDE = r"""/* omnistage c_vmath: C port of omnistage.codegen.vmath (generate
 #include <stdint.h>
 #include <string.h>
 
+/* every kernel and helper is inlined where it is called: gcc -O2 leaves the bigger ones out of
+   line, and a loop calling a function it did not inline stays scalar */
+#define VM_INLINE static inline __attribute__((always_inline))
+
 /* vmath's fmuladd (llvm.fmuladd): fused where the target has fast FMA, as LLVM does for Numba;
    define these before this source to force one flavour (see c_vmath.py) */
 #ifndef VM_FMULADD_F32
@@ -204,37 +220,73 @@ _PRELUDE = r"""/* omnistage c_vmath: C port of omnistage.codegen.vmath (generate
 #endif
 """
 
+# Integer <-> float steps of the exponent arithmetic. float32: int32 conversions and shifts,
+# which AVX2 vectorizes. float64: AVX2 has no vector conversion between int64 and double and no
+# arithmetic shift of int64 (AVX-512DQ / AVX-512F have them), so without AVX-512DQ
+# (VM_INT64_VIA_BITS) the integer value of an integral n (|n| < 2^51) is read from the bits of
+# n + 1.5 2^52, whose unit in the last place is 1 (and back the same way), and the shifts are done
+# on values made nonnegative. Both forms are exact, so they give the same results (the test builds
+# both); the conversions are ~10% faster where they vectorize.
+_INT_CONV_F32 = r"""VM_INLINE int32_t vm_int_f32(float n) { return (int32_t)n; }  /* n integral */
+VM_INLINE float vm_from_int_f32(int32_t k) { return (float)k; }
+VM_INLINE int32_t vm_half_f32(int32_t k) { return k >> 1; }  /* floor(k / 2): arithmetic shift (gcc) */
+/* floor((bits - bits(sqrt(1/2))) / 2^23) */
+VM_INLINE int32_t vm_exponent_f32(int32_t bits) { return (int32_t)((uint32_t)bits - 0x3F3504F3u) >> 23; }"""
+_INT_CONV_F64 = r"""#ifndef VM_INT64_VIA_BITS
+#ifdef __AVX512DQ__
+#define VM_INT64_VIA_BITS 0
+#else
+#define VM_INT64_VIA_BITS 1
+#endif
+#endif
+#if !VM_INT64_VIA_BITS
+VM_INLINE int64_t vm_int_f64(double n) { return (int64_t)n; }  /* n integral */
+VM_INLINE double vm_from_int_f64(int64_t k) { return (double)k; }
+VM_INLINE int64_t vm_half_f64(int64_t k) { return k >> 1; }
+VM_INLINE int64_t vm_exponent_f64(int64_t bits) {
+    return (int64_t)((uint64_t)bits - UINT64_C(0x3FE6A09E667F3BCD)) >> 52;
+}
+#else
+VM_INLINE int64_t vm_int_f64(double n) { return vm_bits_f64(n + 0x1.8p+52) - vm_bits_f64(0x1.8p+52); }
+VM_INLINE double vm_from_int_f64(int64_t k) { return vm_float_f64(vm_bits_f64(0x1.8p+52) + k) - 0x1.8p+52; }
+VM_INLINE int64_t vm_half_f64(int64_t k) { return (int64_t)((uint64_t)(k + 4096) >> 1) - 2048; }  /* |k| < 4096 */
+VM_INLINE int64_t vm_exponent_f64(int64_t bits) {  /* bits of a positive normal: offset by 1024 */
+    return (int64_t)(((uint64_t)bits - UINT64_C(0x3FE6A09E667F3BCD) + (UINT64_C(1024) << 52)) >> 52) - 1024;
+}
+#endif"""
+
 # Helpers and the nine kernels both precisions share, instantiated per precision. ldexp is
 # vmath's two-multiply form (2**n split into two normal powers, the first product exact):
 # gcc would not vectorize a libm ldexpf call, and the result equals one correctly rounded
 # x * 2**n, which is what Numba's vscalef gives on AVX-512.
 _COMMON = Template(r"""
 /* ---- $T ---- */
-static inline $I vm_bits_$S($T x) { $I i; memcpy(&i, &x, sizeof i); return i; }
-static inline $T vm_float_$S($I i) { $T x; memcpy(&x, &i, sizeof x); return x; }
+VM_INLINE $I vm_bits_$S($T x) { $I i; memcpy(&i, &x, sizeof i); return i; }
+VM_INLINE $T vm_float_$S($I i) { $T x; memcpy(&x, &i, sizeof x); return x; }
+$INT_CONV
 /* 2**k for an integer k in the normal exponent range */
-static inline $T vm_pow2i_$S($I k) { return vm_float_$S(($I)(($U)(k + $BIAS) << $MANT)); }
-static inline $T vm_pow2_$S($T n) { return vm_pow2i_$S(($I)n); }
-static inline $T vm_ldexp_$S($T p, $T n) {
-    $I k = ($I)n, k1 = k >> 1, k2 = k - k1;
+VM_INLINE $T vm_pow2i_$S($I k) { return vm_float_$S(($I)(($U)(k + $BIAS) << $MANT)); }
+VM_INLINE $T vm_pow2_$S($T n) { return vm_pow2i_$S(vm_int_$S(n)); }
+VM_INLINE $T vm_ldexp_$S($T p, $T n) {
+    $I k = vm_int_$S(n), k1 = vm_half_$S(k), k2 = k - k1;
     return (p * vm_pow2i_$S(k1)) * vm_pow2i_$S(k2);
 }
 /* x = m 2^e with m in [sqrt(1/2), sqrt(2)), for a positive normal finite x */
-static inline void vm_frexp_sqrt2_$S($T x, $T *m, $T *e) {
+VM_INLINE void vm_frexp_sqrt2_$S($T x, $T *m, $T *e) {
     $I bits = vm_bits_$S(x);
-    $I k = ($I)(($U)bits - $SQRT_HALF_BITS) >> $MANT;  /* arithmetic shift (gcc) */
+    $I k = vm_exponent_$S(bits);
     *m = vm_float_$S(($I)(($U)bits - (($U)k << $MANT)));
-    *e = ($T)k;
+    *e = vm_from_int_$S(k);
 }
 $POLYS
 /* (e^r - 1, n) with xc = n ln2 + r, |r| <= ln2/2, for a clamped (finite) xc */
 $EXP_CORE
-static inline $T vm_expm1_core_$S($T xc) {
+VM_INLINE $T vm_expm1_core_$S($T xc) {
     $T n, em1 = vm_exp_core_$S(xc, &n);
     $T t = vm_pow2_$S(n - $ONE);  /* 2^(n-1): 2^n itself may overflow */
     return $TWO * $FMULADD(t, em1, t - $HALF);
 }
-static inline void vm_log_parts_$S($T x, $T *e, $T *f) {
+VM_INLINE void vm_log_parts_$S($T x, $T *e, $T *f) {
     int sub = x < $MIN_NORMAL;
     $T m, e0;
     vm_frexp_sqrt2_$S(sub ? x * $SUB_SCALE : x, &m, &e0);
@@ -242,20 +294,20 @@ static inline void vm_log_parts_$S($T x, $T *e, $T *f) {
     *f = m - $ONE;
 }
 $LOG_TAIL
-static inline $T vm_log_specials_$S($T x, $T y) {
+VM_INLINE $T vm_log_specials_$S($T x, $T y) {
     y = x < $INF ? y : x;
     y = x == $ZERO ? $NEG_INF : y;
     return x < $ZERO ? $NAN : y;
 }
 
-static inline $T exp_$N($T x) {
+VM_INLINE $T exp_$N($T x) {
     $T xc = x > $EXP_LO ? x : $EXP_LO;  /* nan lands here too and is restored below */
     xc = xc < $EXP_HI ? xc : $EXP_HI;
     $T n, em1 = vm_exp_core_$S(xc, &n);
     $T y = vm_ldexp_$S(em1 + $ONE, n);
     return x == x ? y : x;
 }
-static inline $T exp2_$N($T x) {
+VM_INLINE $T exp2_$N($T x) {
     $T xc = x > $EXP2_LO ? x : $EXP2_LO;
     xc = xc < $EXP2_HI ? xc : $EXP2_HI;
     $T n = rint$MF(xc);
@@ -263,32 +315,32 @@ static inline $T exp2_$N($T x) {
     $T y = vm_ldexp_$S($FMULADD(r, vm_poly_exp2_${S}_$S(r), $ONE), n);
     return x == x ? y : x;
 }
-static inline $T expm1_$N($T x) {
+VM_INLINE $T expm1_$N($T x) {
     $T xc = x > $EM1_LO ? x : $EM1_LO;
     xc = xc < $EXP_HI ? xc : $EXP_HI;
     $T y = vm_expm1_core_$S(xc);
     return fabs$MF(x) >= $TINY ? y : x;  /* tiny |x|, -0, subnormals, nan give x */
 }
-static inline $T log_$N($T x) {
+VM_INLINE $T log_$N($T x) {
     $T e, f;
     vm_log_parts_$S(x, &e, &f);
     $T y = $FMULADD(e, $LN2_HI, f + $FMULADD(e, $LN2_LO, vm_log_tail_$S(f)));
     return vm_log_specials_$S(x, y);
 }
-static inline $T log2_$N($T x) {
+VM_INLINE $T log2_$N($T x) {
     $T e, f;
     vm_log_parts_$S(x, &e, &f);
     $T y = e + $FMULADD(f, $LOG2E_HI, $FMULADD(f, $LOG2E_LO, vm_log_tail_$S(f) * $LOG2E));
     return vm_log_specials_$S(x, y);
 }
-static inline $T log10_$N($T x) {
+VM_INLINE $T log10_$N($T x) {
     $T e, f;
     vm_log_parts_$S(x, &e, &f);
     $T lo = $FMULADD(f, $LOG10E_LO, $FMULADD(vm_log_tail_$S(f), $LOG10E, e * $LOG10_2_LO));
     $T y = $FMULADD(e, $LOG10_2_HI, $FMULADD(f, $LOG10E_HI, lo));
     return vm_log_specials_$S(x, y);
 }
-static inline $T log1p_$N($T x) {
+VM_INLINE $T log1p_$N($T x) {
     $T u = $ONE + x, e, f;
     vm_log_parts_$S(u, &e, &f);
     $T c = (x - (u - $ONE)) / u;  /* what rounding 1 + x lost */
@@ -298,7 +350,7 @@ static inline $T log1p_$N($T x) {
     y = x < -$ONE ? $NAN : y;
     return fabs$MF(x) >= $TINY ? y : x;
 }
-static inline $T tanh_$N($T x) {
+VM_INLINE $T tanh_$N($T x) {
     $T a = fabs$MF(x);
     $T ac = a < $TANH_CLAMP ? a : $TANH_CLAMP;
     $T t = vm_expm1_core_$S($TWO * ac);
@@ -306,7 +358,7 @@ static inline $T tanh_$N($T x) {
     $T y = a >= $TANH_SPLIT ? big : $TANH_SMALL;  /* nan takes the small path */
     return a >= $TINY ? y : x;  /* keeps -0 */
 }
-static inline $T logistic_$N($T x) {
+VM_INLINE $T logistic_$N($T x) {
     $T a = fabs$MF(x);
     $T ac = a < $NEG_EXP_LO ? a : $NEG_EXP_LO;
     $T n, em1 = vm_exp_core_$S(-ac, &n);
@@ -319,7 +371,7 @@ static inline $T logistic_$N($T x) {
 }
 """)
 
-_EXP_CORE = Template(r"""static inline $T vm_exp_core${TAG}_$S($T xc, $T *n_out) {
+_EXP_CORE = Template(r"""VM_INLINE $T vm_exp_core${TAG}_$S($T xc, $T *n_out) {
     $T n = rint$MF(xc * $LOG2E);
     $T r = $FMULADD(-n, $LN2_HI, xc);
     r = $FMULADD(-n, $LN2_LO, r);
@@ -328,12 +380,12 @@ _EXP_CORE = Template(r"""static inline $T vm_exp_core${TAG}_$S($T xc, $T *n_out)
 }""")
 
 _LOG_TAIL_F32 = r"""/* log1p(f) - f, |f| <= sqrt(2) - 1 */
-static inline float vm_log_tail_f32(float f) {
+VM_INLINE float vm_log_tail_f32(float f) {
     float z = f * f;
     return VM_FMULADD_F32(f * z, vm_poly_log_f32_f32(f), -0.5f * z);
 }"""
 _LOG_TAIL_F64 = r"""/* log1p(f) - f, |f| <= sqrt(2) - 1: fdlibm's s = f / (2 + f) form */
-static inline double vm_log_tail_f64(double f) {
+VM_INLINE double vm_log_tail_f64(double f) {
     double s = f / (2.0 + f);
     double z = s * s;
     double hfsq = 0.5 * f * f;
@@ -348,10 +400,10 @@ static const double vm_ph_g[4][256] = {
 $TABLE
 };
 /* x = a + q pi/2, |a| <= pi/4, q mod 4 in *q: exact for every float32 x */
-static inline double vm_reduce_quadrant(float x, double *q_out) {
+VM_INLINE double vm_reduce_quadrant(float x, double *q_out) {
     uint32_t bits;
     memcpy(&bits, &x, sizeof bits);
-    uint32_t e = (bits >> 23) & 0xffu;
+    int64_t e = (int64_t)((bits >> 23) & 0xffu);  /* 64-bit: a gather of doubles wants 64-bit indices */
     double xd = (double)x;
     double p0 = xd * vm_ph_g[0][e];
     double q0 = rint(p0);
@@ -363,27 +415,26 @@ static inline double vm_reduce_quadrant(float x, double *q_out) {
     *q_out = q - 4.0 * floor(q * 0.25);
     return r * $PIO2;
 }
-static inline void vm_sin_cos_poly(double a, double *s, double *c) {
+VM_INLINE void vm_sin_cos_poly(double a, double *s, double *c) {
     double z = a * a;
     *s = VM_FMULADD_F64(a * z, vm_poly_sin_f32_f64(z), a);
     *c = VM_FMULADD_F64(z * z, vm_poly_cos_f32_f64(z), VM_FMULADD_F64(-0.5, z, 1.0));
 }
-static inline float sin_float32(float x) {
+VM_INLINE float sin_float32(float x) {
     double q, s, c, a = vm_reduce_quadrant(x, &q);
     vm_sin_cos_poly(a, &s, &c);
-    int odd = (q == 1.0) | (q == 3.0);
-    double v = odd ? c : s;
+    /* q is 0, 1, 2 or 3 (or nan): one comparison per select, no boolean | (see vm_xla_fma_f32) */
+    double v = q - 2.0 * floor(q * 0.5) == 1.0 ? c : s;  /* odd q */
     v = q >= 2.0 ? -v : v;  /* nan x: every path stays nan */
     return fabsf(x) >= $SIN_TINY ? (float)v : x;  /* sin(x) rounds to x; keeps -0 */
 }
-static inline float cos_float32(float x) {
+VM_INLINE float cos_float32(float x) {
     double q, s, c, a = vm_reduce_quadrant(x, &q);
     vm_sin_cos_poly(a, &s, &c);
-    int odd = (q == 1.0) | (q == 3.0);
-    double v = odd ? s : c;
-    return (float)(((q == 1.0) | (q == 2.0)) ? -v : v);
+    double v = q - 2.0 * floor(q * 0.5) == 1.0 ? s : c;  /* odd q */
+    return (float)(fabs(q - 1.5) == 0.5 ? -v : v);  /* q is 1 or 2 */
 }
-static inline float erf_float32(float x) {
+VM_INLINE float erf_float32(float x) {
     double xd = (double)x;
     double a = fabs(xd);
     double small = xd * vm_poly_erf_small_f32_f64(xd * xd);
@@ -393,7 +444,7 @@ static inline float erf_float32(float x) {
     double big = copysign(VM_FMULADD_F64(-vm_ldexp_f64(em1 + 1.0, n), vm_poly_erfc_f32_f64(ac), 1.0), xd);
     return (float)(a >= 0.875 ? big : small);  /* nan takes `small` */
 }
-static inline float pow_float32(float x, float y) {
+VM_INLINE float pow_float32(float x, float y) {
     double xd = (double)x, yd = (double)y;
     double ax = fabs(xd), e, f;
     vm_log_parts_f64(ax, &e, &f);
@@ -421,14 +472,21 @@ static inline float pow_float32(float x, float y) {
 # is support.fma_float32: one rounding unless the product overflows or is near the subnormals.
 _ERF_INV = Template(r"""
 /* ---- XLA's erf_inv expansion (vmath/_xla_erf_inv.py) ---- */
-static inline float vm_xla_fma_f32(float a, float b, float c) {
+/* The condition is computed on the bits, as an all-ones / all-zeros int32 mask (a finite naive
+   sum implies a finite product; |prod| == 0 or > 2^-101 is `bits - 1 > bits(2^-101) - 1`): gcc 12
+   does not vectorize boolean conditions that its jump threading merges with constants (erf_inv's
+   selects make it do so), and a mask that is an int32 like any other it vectorizes. */
+VM_INLINE float vm_xla_fma_f32(float a, float b, float c) {
     float prod = a * b;
     float naive = prod + c;
-    float big = fabsf(prod);
-    int fused = (fabsf(naive) < HUGE_VALF) & (big < HUGE_VALF) & ((big == 0.0f) | (big > 0x1p-101f));
-    return fused ? fmaf(a, b, c) : naive;
+    float fused = fmaf(a, b, c);
+    int32_t pb = vm_bits_f32(prod) & INT32_MAX, nb = vm_bits_f32(naive), fb = vm_bits_f32(fused);
+    int32_t finite = ((nb & INT32_MAX) - 0x7f800000) >> 31;  /* arithmetic shifts (gcc) */
+    int32_t normal = ((0x0d000000 - pb) >> 31) | ((pb - 1) >> 31);  /* 0x0d000000: 2^-101 */
+    int32_t m = finite & normal;
+    return vm_float_f32((fb & m) | (nb & ~m));
 }
-static inline float erf_inv_float32(float a0) {
+VM_INLINE float erf_inv_float32(float a0) {
     float abs_2 = fabsf(a0);
     int eq_3 = abs_2 == $c0;
     float neg_1 = -a0;
@@ -529,7 +587,7 @@ def _poly_c(name, single, tag):
     """A Horner evaluator `vm_poly_<name>_<tag>(t)` (vmath's `horner`, unrolled)."""
     t, fmuladd = ("float", "VM_FMULADD_F32") if single else ("double", "VM_FMULADD_F64")
     cs = [_lit(v, single) for v in poly(name, single)]
-    lines = [f"static inline {t} vm_poly_{name}_{tag}({t} t) {{", f"    {t} a = {cs[0]};"]
+    lines = [f"VM_INLINE {t} vm_poly_{name}_{tag}({t} t) {{", f"    {t} a = {cs[0]};"]
     lines += [f"    a = {fmuladd}(a, t, {c});" for c in cs[1:]]
     return "\n".join(lines + ["    return a;", "}"])
 
@@ -545,7 +603,7 @@ def _common(single):
         U="uint32_t" if single else "uint64_t", MANT="23" if single else "52",
         BIAS="127" if single else "1023", S=s, N="float32" if single else "float64",
         MF="f" if single else "", FMULADD=fmuladd,
-        SQRT_HALF_BITS="0x3F3504F3u" if single else "UINT64_C(0x3FE6A09E667F3BCD)",
+        INT_CONV=_INT_CONV_F32 if single else _INT_CONV_F64,
     )
     polys = [("em1_" + s, single), ("exp2_" + s, single), ("log_f32" if single else "atanh_f64", single)]
     if single:

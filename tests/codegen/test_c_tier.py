@@ -40,7 +40,7 @@ def _both(f, *args, static_argnums=()):
 
 def _check(f, *args, rtol=2e-6, atol=1e-6, exact=False, **kw):
     native, got, want = _both(f, *args, **kw)
-    assert getattr(native, "c_source", None), f"not compiled by the native tier: {type(native).__name__}"
+    assert getattr(native, "record", {}).get("tier") == "c", f"not compiled by the native tier: {type(native).__name__}"
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
@@ -95,7 +95,16 @@ def test_products_reach_blas(dtype):
     b = RNG.standard_normal((128, 96)).astype(dtype)
     c = RNG.standard_normal((4, 32, 16)).astype(dtype)
     native = _check(lambda a, b, c: (a.T @ b, a @ a.T, xnp.einsum("bij,bkj->bik", c, c)), a, b, c, rtol=1e-4, atol=1e-4)
-    assert "os_matmul(" in native.c_source
+    assert native.record["blas_table"]
+
+
+def test_big_products_run_in_kernels_blocks():
+    # past kernels.GEMM_SPLIT_WORK a product is cut into row or column blocks (on the GEMM pool
+    # when it is loaded), as kernels.matmul cuts it
+    a = RNG.standard_normal((300, 200)).astype(np.float32)
+    b = RNG.standard_normal((200, 520)).astype(np.float32)
+    c = RNG.standard_normal((3, 130, 200)).astype(np.float32)
+    _check(lambda a, b, c: (a @ b, b.T @ a.T, c @ b, xnp.einsum("bij,bkj->bik", c, c)), a, b, c, rtol=2e-4, atol=2e-4)
 
 
 def test_training_step_gradient():
