@@ -79,6 +79,13 @@ def compile_program(program):
     if uses_gemm and not blas_table.fill():
         return _decline(key, program, "no BLAS")
     memory_check.check_source(source, program.name)  # an array bigger than the machine: say where
+    try:
+        return _build(program, key, cc, translated, uses_gemm)
+    except OSError as e:  # an unusable cache directory, a full disk: the Numba path says so once and compiles in memory
+        return _decline(key, program, f"{type(e).__name__}: {e}")
+
+
+def _build(program, key, cc, translated, uses_gemm):
     with _lock, tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
         digest = hashlib.sha256("\0".join([translated, *cc, *FLAGS]).encode()).hexdigest()[:32]
         src, lib = os.path.join(work, "program.c"), os.path.join(work, f"omnistage_c_{digest}.so")
@@ -92,7 +99,7 @@ def compile_program(program):
         aot.publish(key, lib, os.path.basename(lib), {"blas_table": uses_gemm, "pooled": uses_gemm, "tier": "c"})
     loaded = aot.load(program, native_tier=True)
     if loaded is not None:
-        loaded.cache_status = "compiled to C (cache miss)"
+        loaded.cache_status = "compiled (cache miss) by the C compiler"
         loaded.c_source = translated
     return loaded
 
