@@ -31,7 +31,7 @@ import sys
 import tempfile
 import threading
 
-from . import aot, blas_table, c_translate, c_vmath, disk_cache, memory_check, narrow_floats
+from . import aot, blas_table, c_translate, c_vmath, compile_log, memory_check, narrow_floats
 
 # no contraction: a*b+c rounds twice, as NumPy's and the interpreter's arithmetic do; -fwrapv:
 # integer arithmetic wraps as LLVM's does; no errno: sqrt is one instruction; -O2's default
@@ -72,6 +72,7 @@ def compile_program(program):
         from .emit_cpu import Unsupported as NoLowering, emit_module
 
         source, entry = emit_module(program, c_vmath.lookup, threads=None)
+        compile_log.note_source(source)
         ins, outs = aot.signature(program)
         translated, uses_gemm = c_translate.translate(source, entry, ins, outs, c_vmath.NAMES.values())
     except (c_translate.Unsupported, NoLowering) as e:

@@ -19,164 +19,15 @@ import ast
 
 import numpy as np
 
-from . import c_runtime, c_vmath
-
-
-class Unsupported(Exception):
-    """The module uses something this translator does not handle; the Numba path stays."""
-
-
-C_TYPES = {
-    "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
-    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-    "float32": "float", "float64": "double",
-}
-_FLOAT_NAME = {"float32": "float", "float64": "double"}
-_NP_TYPES = {**{name: name for name in C_TYPES}, "bool_": "bool"}  # np.<name>(x) casts
-
-
-class Scalar:
-    __slots__ = ("dtype",)
-
-    def __init__(self, dtype):
-        if dtype not in C_TYPES:
-            raise Unsupported(f"scalar type {dtype}")
-        self.dtype = dtype
-
-    def __eq__(self, other):
-        return isinstance(other, Scalar) and other.dtype == self.dtype
-
-    def __hash__(self):
-        return hash(("s", self.dtype))
-
-    def __repr__(self):
-        return self.dtype
-
-
-class Arr:
-    """An array value: dtype, static shape and strides (in elements)."""
-
-    __slots__ = ("dtype", "shape", "strides")
-
-    def __init__(self, dtype, shape, strides=None):
-        if dtype not in C_TYPES:
-            raise Unsupported(f"array type {dtype}")
-        self.dtype, self.shape = dtype, tuple(int(d) for d in shape)
-        self.strides = tuple(strides) if strides is not None else c_strides(self.shape)
-
-    @property
-    def contiguous(self):
-        return all(d <= 1 or s == c for d, s, c in zip(self.shape, self.strides, c_strides(self.shape)))
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    def __eq__(self, other):
-        return isinstance(other, Arr) and (other.dtype, other.shape, other.strides) == (self.dtype, self.shape, self.strides)
-
-    def __hash__(self):
-        return hash((self.dtype, self.shape, self.strides))
-
-    def __repr__(self):
-        return f"{self.dtype}{list(self.shape)}@{list(self.strides)}"
-
-
-class Tup:
-    __slots__ = ("items",)
-
-    def __init__(self, items):
-        self.items = tuple(items)
-
-
-def c_strides(shape):
-    strides, step = [], 1
-    for d in reversed(shape):
-        strides.append(step)
-        step *= max(int(d), 1)
-    return tuple(reversed(strides))
-
-
-def c_float(value, dtype):
-    """A C literal of exactly `value` in `dtype`."""
-    v = float(value)
-    suffix = "f" if dtype == "float32" else ""
-    if np.isnan(v):
-        return f"((({_FLOAT_NAME[dtype]})NAN))" if not np.signbit(v) else f"(-(({_FLOAT_NAME[dtype]})NAN))"
-    if np.isinf(v):
-        return f"(({_FLOAT_NAME[dtype]})INFINITY)" if v > 0 else f"(-({_FLOAT_NAME[dtype]})INFINITY)"
-    return f"({v.hex()}{suffix})" if dtype == "float32" else f"({v.hex()})"
-
-
-def c_literal(value, dtype):
-    if dtype in _FLOAT_NAME:
-        return c_float(value, dtype)
-    if dtype == "bool":
-        return "true" if value else "false"
-    v = int(value)
-    if dtype == "int64" and v == -(1 << 63):
-        return "INT64_MIN"
-    if dtype.startswith("u"):
-        return f"(({C_TYPES[dtype]}){v}ULL)"
-    return f"(({C_TYPES[dtype]})({v}LL))"
-
-
-def _wide(dtype):
-    """The type Numba computes integer arithmetic in (64 bits, keeping the signedness)."""
-    if dtype == "bool":
-        return "int64"
-    if dtype.startswith("uint"):
-        return "uint64"
-    if dtype.startswith("int"):
-        return "int64"
-    return dtype
-
-
-def arith_type(a, b, op):
-    """Numba's result type of scalar `a op b` (dtype names)."""
-    fa, fb = a in _FLOAT_NAME, b in _FLOAT_NAME
-    if fa or fb:
-        if op == "/" or fa and fb:
-            return "float64" if "float64" in (a, b) else ("float32" if fa and fb else "float64")
-        return "float64"  # an integer (widened to 64 bits) with a float
-    if op == "/":
-        return "float64"
-    if a == "bool" and b == "bool" and op in ("&", "|", "^"):
-        return "bool"
-    wa, wb = _wide(a), _wide(b)
-    if wa == wb:
-        return wa
-    unsigned = a if wa == "uint64" else b
-    if unsigned != "uint64":  # Numba: a narrower unsigned with a signed integer computes in int64
-        return "int64"
-    raise Unsupported(f"mixed-signedness integer arithmetic {a} {op} {b}")
+from . import c_calls, c_runtime, c_vmath
+from .c_calls import dotted, index_elts, is_call_to, static_int
+from .c_types import (C_TYPES, FLOAT_NAME, NP_TYPES, Arr, Scalar, Tup, Unsupported, arith_type, c_literal, copy_lines,
+                      same_type, wide)
 
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-
-# np.<name>(x) on a float scalar -> the libm function (f suffix for float32), as Numba lowers it
-_LIBM = {"sqrt": "sqrt", "exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "exp2": "exp2",
-         "log2": "log2", "log10": "log10", "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin",
-         "arccos": "acos", "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
-         "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "floor": "floor", "ceil": "ceil",
-         "trunc": "trunc", "rint": "rint", "cbrt": "cbrt", "fabs": "fabs"}
-_LIBM2 = {"arctan2": "atan2", "fmod": "fmod", "nextafter": "nextafter", "copysign": "copysign",
-          "power": "pow", "hypot": "hypot"}
-
-
-def _is_call_to(node, *names):
-    return isinstance(node, ast.Call) and _dotted(node.func) in names
-
-
-def _dotted(node):
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return base and f"{base}.{node.attr}"
-    return None
 
 
 def _names_in(nodes):
@@ -196,7 +47,7 @@ def _allocates(nodes, helpers):
     for node in nodes:
         for n in ast.walk(node):
             if isinstance(n, ast.Call):
-                name = _dotted(n.func)
+                name = dotted(n.func)
                 if name in _ALLOCATING or name in helpers:
                     return True
     return False
@@ -297,30 +148,10 @@ def translate(source, entry, in_types, out_types, vmath_names):
         if isinstance(t, Scalar):
             lines.append(f"    *({ct} *){slot} = r{k};")
         else:
-            lines.extend(f"    {line}" for line in _copy_lines(f"({ct} *){slot}", Arr(t.dtype, t.shape), f"r{k}", t))
+            lines.extend(f"    {line}" for line in copy_lines(f"({ct} *){slot}", Arr(t.dtype, t.shape), f"r{k}", t))
     lines += ["    os_release(&arena);", "    return 0;", "}"]
     parts = [c_runtime.SOURCE, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
     return "\n\n".join(parts) + "\n", module.uses_gemm
-
-
-def _copy_lines(dst, dst_t, src, src_t, cast=None):
-    """C statements copying array `src` (layout src_t) into `dst` (layout dst_t), elementwise."""
-    if dst_t.shape != src_t.shape:
-        raise Unsupported("copy between shapes")
-    if dst_t.size == 0:
-        return []
-    if cast is None and dst_t.contiguous and src_t.contiguous:
-        return [f"if ((void *)({dst}) != (void *)({src})) memmove({dst}, {src}, {dst_t.size} * sizeof({C_TYPES[dst_t.dtype]}));"]
-    idx = [f"_c{k}" for k in range(len(dst_t.shape))]
-    lines, indent = [], ""
-    for k, d in enumerate(dst_t.shape):
-        lines.append(f"{indent}for (int64_t {idx[k]} = 0; {idx[k]} < {d}; {idx[k]}++)")
-        indent += "    "
-    d_at = " + ".join(f"{i} * {s}" for i, s in zip(idx, dst_t.strides)) or "0"
-    s_at = " + ".join(f"{i} * {s}" for i, s in zip(idx, src_t.strides)) or "0"
-    value = f"{src}[{s_at}]" if cast is None else f"({C_TYPES[cast]}){src}[{s_at}]"
-    lines.append(f"{indent}({dst})[{d_at}] = {value};")
-    return ["{", *lines, "}"]
 
 
 class FunctionTranslator:
@@ -366,14 +197,14 @@ class FunctionTranslator:
         every loop and branch (`_acc = np.float32(_acc)`) is a new C variable, as Numba's
         SSA makes it; inside one the types would have to merge, which is not translated."""
         if name in self.lanes:
-            if not _same_type(self.types[self.c_outer(name)], t):
+            if not same_type(self.types[self.c_outer(name)], t):
                 raise Unsupported(f"reduction step of {name} changes its type")
             return
         cname = self.c(name)
         old = self.types.get(cname)
         if old is None:
             self.types[cname] = t
-        elif not _same_type(old, t):
+        elif not same_type(old, t):
             if name in self.temps or not self._rebindable(name):
                 raise Unsupported(f"{name} is {old} and {t}")
             fresh = f"v_{name}__{len(self.versions) + 1}"
@@ -464,8 +295,8 @@ class FunctionTranslator:
     def s_Expr(self, node, depth):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # a docstring
-        if isinstance(node.value, ast.Call) and _dotted(node.value.func) in _KERNEL_STATEMENTS:
-            _KERNEL_STATEMENTS[_dotted(node.value.func)](self, node.value, depth)
+        if isinstance(node.value, ast.Call) and dotted(node.value.func) in c_calls.KERNEL_STATEMENTS:
+            c_calls.KERNEL_STATEMENTS[dotted(node.value.func)](self, node.value, depth)
             return
         raise Unsupported(f"expression statement {ast.unparse(node)[:60]}")
 
@@ -481,7 +312,7 @@ class FunctionTranslator:
             return
         if not isinstance(target, ast.Name):
             raise Unsupported("assignment target")
-        if isinstance(value, ast.Call) and _dotted(value.func) in self.m.functions:
+        if isinstance(value, ast.Call) and dotted(value.func) in self.m.functions:
             self.call_helper([target], value, depth)
             return
         code, t = self.expr(value, depth)
@@ -493,10 +324,10 @@ class FunctionTranslator:
     def assign_tuple(self, targets, value, depth):
         if not all(isinstance(t, ast.Name) for t in targets):
             raise Unsupported("tuple target")
-        if isinstance(value, ast.Call) and _dotted(value.func) in self.m.functions:
+        if isinstance(value, ast.Call) and dotted(value.func) in self.m.functions:
             self.call_helper(targets, value, depth)
             return
-        if isinstance(value, ast.Call) and _dotted(value.func) == "_rt.threefry2x32" and len(targets) == 2:
+        if isinstance(value, ast.Call) and dotted(value.func) == "_rt.threefry2x32" and len(targets) == 2:
             args = [self.expr(a, depth) for a in value.args]
             if len(args) != 4 or any(t != Scalar("uint32") for _, t in args):
                 raise Unsupported("threefry2x32 operands")
@@ -530,7 +361,7 @@ class FunctionTranslator:
         args = [self.expr(a, depth) for a in call.args]
         if any(isinstance(t, Tup) for _, t in args):
             raise Unsupported("tuple argument")
-        c_name, results = self.m.function(_dotted(call.func), [t for _, t in args])
+        c_name, results = self.m.function(dotted(call.func), [t for _, t in args])
         temps = []
         for t in results:
             tmp = self.fresh()
@@ -552,7 +383,7 @@ class FunctionTranslator:
         base, t = self.expr(target.value, depth)
         if not isinstance(t, Arr):
             raise Unsupported("store into a non-array")
-        index = _index_elts(target.slice)
+        index = index_elts(target.slice)
         if len(index) != len(t.shape):
             raise Unsupported("partial store")
         at = self.offset(index, t, depth)
@@ -584,9 +415,9 @@ class FunctionTranslator:
         self.emit("}", depth)
 
     def s_For(self, node, depth):
-        if node.orelse or not isinstance(node.target, ast.Name) or not _is_call_to(node.iter, "range", "numba.prange"):
+        if node.orelse or not isinstance(node.target, ast.Name) or not is_call_to(node.iter, "range", "numba.prange"):
             raise Unsupported(f"for loop {ast.unparse(node.iter)[:40]}")
-        if _dotted(node.iter.func) == "numba.prange":
+        if dotted(node.iter.func) == "numba.prange":
             raise Unsupported("parallel loop")
         args = node.iter.args
         if node.iter.keywords or not 1 <= len(args) <= 3:
@@ -595,7 +426,7 @@ class FunctionTranslator:
         start, stop = ("0", bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
         step = 1
         if len(args) == 3:
-            step = _static_int(args[2])
+            step = static_int(args[2])
             if step is None or step == 0:
                 raise Unsupported("range step")
         var = self.c(node.target.id)
@@ -608,7 +439,7 @@ class FunctionTranslator:
         self.emit(f"{lo} = {start}; {hi} = {stop};", depth)
         header = f"for ({var} = {lo}; {var} {cmp} {hi}; {var} += {step})"
         reductions = _simd_reductions(node.body) if step == 1 else None
-        if reductions and all(isinstance(self.types.get(self.c(n)), Scalar) and self.types[self.c(n)].dtype in _FLOAT_NAME
+        if reductions and all(isinstance(self.types.get(self.c(n)), Scalar) and self.types[self.c(n)].dtype in FLOAT_NAME
                               for n, _ in reductions):
             self.lane_reduction(node, reductions, var, lo, hi, depth)
             return
@@ -727,7 +558,7 @@ class FunctionTranslator:
             dst = self.fresh("_dst")
             self.declare(dst, t)
             self.emit(f"{dst} = {parity} ? {s1} : {s0};", depth + 1)
-            for line in _copy_lines(dst, t, self.c(n), t):
+            for line in copy_lines(dst, t, self.c(n), t):
                 self.emit(line, depth + 1)
             self.emit(f"{self.c(n)} = {dst};", depth + 1)
         self.emit(f"{parity} ^= 1;", depth + 1)
@@ -762,7 +593,7 @@ class FunctionTranslator:
 
     def int_expr(self, node, depth):
         code, t = self.expr(node, depth)
-        if not isinstance(t, Scalar) or t.dtype in _FLOAT_NAME:
+        if not isinstance(t, Scalar) or t.dtype in FLOAT_NAME:
             raise Unsupported("non-integer bound")
         return f"(int64_t)({code})"
 
@@ -812,21 +643,21 @@ class FunctionTranslator:
             raise Unsupported("arithmetic on arrays")
         out = arith_type(ta.dtype, tb.dtype, op)
         if op in ("<<", ">>"):
-            if out in _FLOAT_NAME:
+            if out in FLOAT_NAME:
                 raise Unsupported("float shift")
             # Numba shifts in 64 bits; a count outside [0, 64) is undefined there too
             return f"(({C_TYPES[out]})({a}) {op} ({C_TYPES[out]})({b}))", Scalar(out)
-        if op in ("&", "|", "^") and out in _FLOAT_NAME:
+        if op in ("&", "|", "^") and out in FLOAT_NAME:
             raise Unsupported("bitwise operator on floats")
         ca, cb = self.convert(a, ta.dtype, out), self.convert(b, tb.dtype, out)
         if op == "//":
-            if out in _FLOAT_NAME:  # Python's is divmod-based, not floor(a / b): not guessed at
+            if out in FLOAT_NAME:  # Python's is divmod-based, not floor(a / b): not guessed at
                 raise Unsupported("float floor division")
             if out != "int64":
                 raise Unsupported("unsigned floor division")
             return f"os_floordiv({ca}, {cb})", Scalar(out)
         if op == "%":
-            if out in _FLOAT_NAME or out != "int64":
+            if out in FLOAT_NAME or out != "int64":
                 raise Unsupported("float or unsigned %")
             return f"os_floormod({ca}, {cb})", Scalar(out)
         if out in ("int64",) and op in ("+", "-", "*"):
@@ -841,14 +672,14 @@ class FunctionTranslator:
         if isinstance(node.op, ast.Not):
             return f"(!({a}))", Scalar("bool")
         if isinstance(node.op, ast.USub):
-            if t.dtype in _FLOAT_NAME:
+            if t.dtype in FLOAT_NAME:
                 return f"(-({a}))", t
-            out = _wide(t.dtype)
+            out = wide(t.dtype)
             return f"(({C_TYPES[out]})(0 - (uint64_t)({a})))", Scalar(out)
         if isinstance(node.op, ast.UAdd):
             return a, t
-        if isinstance(node.op, ast.Invert) and t.dtype not in _FLOAT_NAME and t.dtype != "bool":
-            out = _wide(t.dtype)
+        if isinstance(node.op, ast.Invert) and t.dtype not in FLOAT_NAME and t.dtype != "bool":
+            out = wide(t.dtype)
             return f"(~({C_TYPES[out]})({a}))", Scalar(out)
         raise Unsupported("unary operator")
 
@@ -885,27 +716,27 @@ class FunctionTranslator:
         return f"(({c}) ? {self.convert(a, ta.dtype, out)} : {self.convert(b, tb.dtype, out)})", Scalar(out)
 
     def e_Subscript(self, node, depth):
-        if _is_call_to(node.value, "_rt.threefry2x32"):
-            word = _static_int(node.slice)
+        if is_call_to(node.value, "_rt.threefry2x32"):
+            word = static_int(node.slice)
             args = self.scalars(node.value, depth, 4)
             if word not in (0, 1) or any(t != Scalar("uint32") for _, t in args):
                 raise Unsupported("threefry2x32 operands")
             return f"os_threefry2x32({', '.join(c for c, _ in args)}).w{word}", Scalar("uint32")
-        if isinstance(node.value, ast.Call) and _dotted(node.value.func) in self.m.functions:
-            k = _static_int(node.slice)
+        if isinstance(node.value, ast.Call) and dotted(node.value.func) in self.m.functions:
+            k = static_int(node.slice)
             results = self.helper_results(node.value, depth)
             if k is None or not 0 <= k < len(results):
                 raise Unsupported("helper result index")
             return results[k]
         base, t = self.expr(node.value, depth)
         if isinstance(t, Tup):
-            k = _static_int(node.slice)
+            k = static_int(node.slice)
             if k is None or not -len(t.items) <= k < len(t.items):
                 raise Unsupported("tuple index")
             return t.items[k]
         if not isinstance(t, Arr):
             raise Unsupported("subscript of a scalar")
-        index = _index_elts(node.slice)
+        index = index_elts(node.slice)
         if len(index) > len(t.shape):
             raise Unsupported("too many indices")
         if any(isinstance(i, ast.Slice) for i in index):
@@ -926,7 +757,7 @@ class FunctionTranslator:
                 continue
             i = index[k]
             if isinstance(i, ast.Slice):
-                lo, hi, step = (None if v is None else _static_int(v) for v in (i.lower, i.upper, i.step))
+                lo, hi, step = (None if v is None else static_int(v) for v in (i.lower, i.upper, i.step))
                 if any(v is None and w is not None for v, w in zip((lo, hi, step), (i.lower, i.upper, i.step))):
                     raise Unsupported("dynamic slice bounds")
                 start, stop, stride = slice(lo, hi, step).indices(d)
@@ -936,7 +767,7 @@ class FunctionTranslator:
                 strides.append(s * stride)
             else:
                 code, it = self.expr(i, depth)
-                if not isinstance(it, Scalar) or it.dtype in _FLOAT_NAME:
+                if not isinstance(it, Scalar) or it.dtype in FLOAT_NAME:
                     raise Unsupported("index type")
                 offsets.append(f"(int64_t)({code}) * {s}")
         return f"({base} + ({' + '.join(offsets) or '0'}))", Arr(t.dtype, shape, strides)
@@ -944,7 +775,7 @@ class FunctionTranslator:
     def offset(self, index, t, depth):
         terms = []
         for i, s in zip(index, t.strides):
-            k = _static_int(i)
+            k = static_int(i)
             if k is not None:
                 if k < 0:
                     raise Unsupported("negative static index")
@@ -952,7 +783,7 @@ class FunctionTranslator:
                     terms.append(str(k * s))
                 continue
             code, it = self.expr(i, depth)
-            if not isinstance(it, Scalar) or it.dtype in _FLOAT_NAME or it.dtype == "bool":
+            if not isinstance(it, Scalar) or it.dtype in FLOAT_NAME or it.dtype == "bool":
                 raise Unsupported("index type")
             if it.dtype in ("int64", "uint64"):
                 terms.append(f"({code}) * {s}" if s != 1 else f"({code})")
@@ -961,24 +792,24 @@ class FunctionTranslator:
         return " + ".join(terms) or "0"
 
     def e_Attribute(self, node, depth):
-        name = _dotted(node)
+        name = dotted(node)
         if name in ("np.inf", "np.nan"):
             return c_literal(np.inf if name == "np.inf" else np.nan, "float64"), Scalar("float64")
         raise Unsupported(f"attribute {name}")
 
     def e_Call(self, node, depth):
-        name = _dotted(node.func)
+        name = dotted(node.func)
         if node.keywords:
             raise Unsupported(f"keyword arguments to {name}")
         if name is None:
             raise Unsupported("call of an expression")
-        if name.startswith("np.") and name[3:] in _NP_TYPES:
+        if name.startswith("np.") and name[3:] in NP_TYPES:
             if len(node.args) != 1:
                 raise Unsupported(f"{name} arguments")
             code, t = self.expr(node.args[0], depth)
             if not isinstance(t, Scalar):
                 raise Unsupported(f"{name} of an array")
-            dtype = _NP_TYPES[name[3:]]
+            dtype = NP_TYPES[name[3:]]
             return self.convert(code, t.dtype, dtype), Scalar(dtype)
         if name in self.m.vmath:
             args = [self.expr(a, depth) for a in node.args]
@@ -986,14 +817,9 @@ class FunctionTranslator:
             if any(t != Scalar(dtype) for _, t in args):
                 raise Unsupported(f"{name} operand types")
             return f"{name}({', '.join(c for c, _ in args)})", Scalar(dtype)
-        rule = _CALLS.get(name)
+        rule = c_calls.rule_for(name)
         if rule is None:
-            if name.startswith("np.") and name[3:] in _LIBM:
-                rule = _libm(_LIBM[name[3:]])
-            elif name.startswith("np.") and name[3:] in _LIBM2:
-                rule = _libm(_LIBM2[name[3:]])
-            else:
-                raise Unsupported(f"call of {name}")
+            raise Unsupported(f"call of {name}")
         return rule(self, node, depth)
 
     def convert(self, code, src, dst):
@@ -1006,9 +832,9 @@ class FunctionTranslator:
     def scalars(self, node, depth, count=None):
         args = [self.expr(a, depth) for a in node.args]
         if count is not None and len(args) != count:
-            raise Unsupported(f"{_dotted(node.func)} arity")
+            raise Unsupported(f"{dotted(node.func)} arity")
         if not all(isinstance(t, Scalar) for _, t in args):
-            raise Unsupported(f"{_dotted(node.func)} of arrays")
+            raise Unsupported(f"{dotted(node.func)} of arrays")
         return args
 
     def allocate(self, t, depth):
@@ -1018,10 +844,6 @@ class FunctionTranslator:
         ct = C_TYPES[t.dtype]
         self.emit(f"{tmp} = ({ct} *)os_alloc(A, {max(t.size, 1)} * sizeof({ct})); if (!{tmp}) goto os_fail;", depth)
         return tmp
-
-
-def _same_type(a, b):
-    return type(a) is type(b) and (a == b if not isinstance(a, Tup) else True)
 
 
 def _as_load(target):
@@ -1043,11 +865,11 @@ def _simd_reductions(body):
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
             return None
         name, value = stmt.targets[0].id, stmt.value
-        if (isinstance(value, ast.Call) and _dotted(value.func) in _REDUCTION_STEPS and len(value.args) == 2
+        if (isinstance(value, ast.Call) and dotted(value.func) in _REDUCTION_STEPS and len(value.args) == 2
                 and isinstance(value.args[0], ast.Name) and value.args[0].id == name):
             if name in steps or name in _names_in([value.args[1]]):
                 return None
-            steps[name] = _REDUCTION_STEPS[_dotted(value.func)]
+            steps[name] = _REDUCTION_STEPS[dotted(value.func)]
             reads = _names_in([value.args[1]])
         else:
             if name in steps:
@@ -1063,8 +885,8 @@ def _simd_reductions(body):
 
 def _calls_helpers(node):
     """Whether `node` calls anything but support, NumPy scalar functions and vmath kernels."""
-    return any(isinstance(n, ast.Call) and not (_dotted(n.func) or "").startswith(("_rt.", "np.")) and
-               not (_dotted(n.func) or "").endswith(("_float32", "_float64")) for n in ast.walk(node))
+    return any(isinstance(n, ast.Call) and not (dotted(n.func) or "").startswith(("_rt.", "np.")) and
+               not (dotted(n.func) or "").endswith(("_float32", "_float64")) for n in ast.walk(node))
 
 
 def _may_alias_written(body, inside):
@@ -1092,382 +914,3 @@ def _contains(stmt, node):
 
 def _calls_in(node):
     return any(isinstance(n, ast.Call) for n in ast.walk(node))
-
-
-def _index_elts(slice_node):
-    return list(slice_node.elts) if isinstance(slice_node, ast.Tuple) else [slice_node]
-
-
-def _static_int(node):
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        v = _static_int(node.operand)
-        return None if v is None else -v
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
-        a, b = _static_int(node.left), _static_int(node.right)
-        if a is None or b is None:
-            return None
-        return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
-    return None
-
-
-def _static_shape(node):
-    if isinstance(node, ast.Tuple):
-        dims = [_static_int(e) for e in node.elts]
-        if any(d is None or d < 0 for d in dims):
-            raise Unsupported("dynamic shape")
-        return tuple(dims)
-    d = _static_int(node)
-    if d is None or d < 0:
-        raise Unsupported("dynamic shape")
-    return (d,)
-
-
-def _dtype_arg(node):
-    name = _dotted(node)
-    if not name or not name.startswith("np.") or name[3:] not in C_TYPES:
-        raise Unsupported(f"dtype {ast.unparse(node)[:30]}")
-    return name[3:]
-
-
-# --- calls ------------------------------------------------------------------------------------
-
-
-def _libm(fn):
-    def rule(tr, node, depth):
-        args = tr.scalars(node, depth)
-        dtypes = {t.dtype for _, t in args}
-        if len(dtypes) != 1 or not dtypes <= set(_FLOAT_NAME):
-            raise Unsupported(f"{fn} on {dtypes}")
-        (dtype,) = dtypes
-        name = fn + ("f" if dtype == "float32" else "")
-        return f"{name}({', '.join(c for c, _ in args)})", Scalar(dtype)
-
-    return rule
-
-
-def _np_abs(tr, node, depth):
-    ((a, t),) = tr.scalars(node, depth, 1)
-    if t.dtype in _FLOAT_NAME:
-        return f"{'fabsf' if t.dtype == 'float32' else 'fabs'}({a})", t
-    if t.dtype.startswith("int"):
-        # np.abs keeps an integer's width (abs(INT_MIN) wraps to INT_MIN)
-        return f"(({C_TYPES[t.dtype]})(({a}) < 0 ? 0 - (uint64_t)({a}) : (uint64_t)({a})))", t
-    return a, t
-
-
-def _np_isfinite(tr, node, depth):
-    ((a, t),) = tr.scalars(node, depth, 1)
-    if t.dtype not in _FLOAT_NAME:
-        return "true", Scalar("bool")
-    return f"(isfinite({a}) != 0)", Scalar("bool")
-
-
-def _float_pair(fn32, fn64):
-    def rule(tr, node, depth):
-        args = tr.scalars(node, depth)
-        dtypes = {t.dtype for _, t in args}
-        if len(dtypes) != 1 or not dtypes <= set(_FLOAT_NAME):
-            raise Unsupported(f"{fn32} on {dtypes}")
-        (dtype,) = dtypes
-        return f"{fn32 if dtype == 'float32' else fn64}({', '.join(c for c, _ in args)})", Scalar(dtype)
-
-    return rule
-
-
-def _int_helper(signed_fn, unsigned_fn):
-    def rule(tr, node, depth):
-        args = tr.scalars(node, depth, 2)
-        dtypes = {_wide(t.dtype) for _, t in args}
-        if dtypes == {"int64"}:
-            return f"{signed_fn}({args[0][0]}, {args[1][0]})", Scalar("int64")
-        if dtypes == {"uint64"} and unsigned_fn:
-            return f"{unsigned_fn}({args[0][0]}, {args[1][0]})", Scalar("uint64")
-        raise Unsupported(f"{signed_fn} operands")
-
-    return rule
-
-
-def _minmax(op):
-    def rule(tr, node, depth):
-        args = tr.scalars(node, depth, 2)
-        (a, ta), (b, tb) = args
-        if ta.dtype in _FLOAT_NAME or tb.dtype in _FLOAT_NAME:
-            raise Unsupported("builtin max/min of floats")
-        out = arith_type(ta.dtype, tb.dtype, "+")
-        x, y = tr.convert(a, ta.dtype, out), tr.convert(b, tb.dtype, out)
-        # Python's max keeps the first of equals; for integers that is the same value
-        return f"(({x}) {op} ({y}) ? ({x}) : ({y}))", Scalar(out)
-
-    return rule
-
-
-def _select(tr, node, depth):
-    (c, tc), (a, ta), (b, tb) = tr.scalars(node, depth, 3)
-    if tc != Scalar("bool"):
-        raise Unsupported("select condition")
-    out = ta.dtype if ta == tb else arith_type(ta.dtype, tb.dtype, "+")
-    return f"(({c}) ? {tr.convert(a, ta.dtype, out)} : {tr.convert(b, tb.dtype, out)})", Scalar(out)
-
-
-def _shift(kind):
-    def rule(tr, node, depth):
-        (a, ta), (b, tb) = tr.scalars(node, depth, 2)
-        if ta.dtype in _FLOAT_NAME or ta.dtype == "bool" or tb.dtype in _FLOAT_NAME:
-            raise Unsupported("shift operands")
-        ct, width = C_TYPES[ta.dtype], np.dtype(ta.dtype).itemsize * 8
-        ut = f"uint{width}_t"
-        n = f"((uint64_t)({ut})({tr.convert(b, tb.dtype, ta.dtype)}))"  # the count in a's type, read unsigned
-        if kind == "shl":
-            code = f"({n} < {width} ? ({ct})(({ut})({a}) << {n}) : ({ct})0)"
-        elif kind == "lshr" or ta.dtype.startswith("u"):
-            code = f"({n} < {width} ? ({ct})(({ut})({a}) >> {n}) : ({ct})0)"
-        else:
-            code = f"({ct})(({a}) >> ({n} < {width} ? {n} : {width - 1}))"
-        return f"({code})", ta
-
-    return rule
-
-
-def _reinterpret(tr, node, depth):
-    if len(node.args) != 2:
-        raise Unsupported("reinterpret arity")
-    a, ta = tr.expr(node.args[0], depth)
-    target = _dtype_arg(node.args[1])
-    if not isinstance(ta, Scalar) or np.dtype(ta.dtype).itemsize != np.dtype(target).itemsize or "bool" in (ta.dtype, target):
-        raise Unsupported("reinterpret types")
-    src, dst = tr.fresh("_bits"), tr.fresh("_bits")
-    # a statement expression keeps it one expression (GNU C, as gcc and clang accept)
-    return f"({{ {C_TYPES[ta.dtype]} {src}_v = {a}; {C_TYPES[target]} {dst}_v; memcpy(&{dst}_v, &{src}_v, sizeof {dst}_v); {dst}_v; }})", Scalar(target)
-
-
-def _typed_float_helper(prefix):
-    def rule(tr, node, depth):
-        args = tr.scalars(node, depth)
-        dtypes = {t.dtype for _, t in args}
-        if len(dtypes) != 1 or not dtypes <= set(_FLOAT_NAME):
-            raise Unsupported(f"{prefix} operands")
-        (dtype,) = dtypes
-        return f"{prefix}_{_FLOAT_NAME[dtype]}({', '.join(c for c, _ in args)})", Scalar(dtype)
-
-    return rule
-
-
-def _f2i(target):
-    def rule(tr, node, depth):
-        ((a, t),) = tr.scalars(node, depth, 1)
-        if t.dtype not in _FLOAT_NAME:
-            raise Unsupported("f2i operand")
-        return f"os_f2i_{target}_{_FLOAT_NAME[t.dtype]}({a})", Scalar(target)
-
-    return rule
-
-
-def _fma(dtype):
-    def rule(tr, node, depth):
-        args = tr.scalars(node, depth, 3)
-        if any(t.dtype != dtype for _, t in args):
-            raise Unsupported("fma operands")
-        return f"os_fma_{dtype}({', '.join(c for c, _ in args)})", Scalar(dtype)
-
-    return rule
-
-
-def _radd(op):
-    def rule(tr, node, depth):
-        (a, ta), (b, tb) = tr.scalars(node, depth, 2)
-        if ta != tb or ta.dtype not in _FLOAT_NAME:
-            raise Unsupported("reduction step operands")
-        return f"({a} {op} {b})", ta
-
-    return rule
-
-
-def _key_step(kind):
-    def rule(tr, node, depth):
-        (a, ta), (b, tb) = tr.scalars(node, depth, 2)
-        width = {"float32": "32", "float64": "64"}.get(tb.dtype)
-        if width is None or ta.dtype != f"int{width}":
-            raise Unsupported("key step operands")
-        return f"os_k{kind}{width}({a}, {b})", ta
-
-    return rule
-
-
-def _unkey(tr, node, depth):
-    ((a, t),) = tr.scalars(node, depth, 1)
-    out = {"int32": "float32", "int64": "float64"}.get(t.dtype)
-    if out is None:
-        raise Unsupported("unkey operand")
-    return f"os_unkey{t.dtype[3:]}({a})", Scalar(out)
-
-
-def _clamp_index(tr, node, depth):
-    (a, ta), (b, tb) = tr.scalars(node, depth, 2)
-    if _wide(ta.dtype) != "int64" or _wide(tb.dtype) != "int64":
-        raise Unsupported("clamp_index operands")
-    return f"os_clamp_index({a}, {b})", Scalar("int64")
-
-
-def _popcount(tr, node, depth):
-    ((a, t),) = tr.scalars(node, depth, 1)
-    if t.dtype in _FLOAT_NAME or t.dtype == "bool":
-        raise Unsupported("popcount operand")
-    width = np.dtype(t.dtype).itemsize * 8
-    return f"(({C_TYPES[t.dtype]})__builtin_popcountll((uint64_t)(uint{width}_t)({a})))", t
-
-
-def _empty(tr, node, depth):
-    if len(node.args) != 2:
-        raise Unsupported("empty arity")
-    t = Arr(_dtype_arg(node.args[1]), _static_shape(node.args[0]))
-    return tr.allocate(t, depth), t
-
-
-def _full(tr, node, depth):
-    if len(node.args) != 3:
-        raise Unsupported("full arity")
-    t = Arr(_dtype_arg(node.args[2]), _static_shape(node.args[0]))
-    value, vt = tr.expr(node.args[1], depth)
-    if not isinstance(vt, Scalar):
-        raise Unsupported("full value")
-    out = tr.allocate(t, depth)
-    tr.emit(f"for (int64_t _f = 0; _f < {t.size}; _f++) {out}[_f] = {tr.convert(value, vt.dtype, t.dtype)};", depth)
-    return out, t
-
-
-def _copied(tr, node, depth, dtype=None, always=True):
-    src, t = tr.expr(node.args[0], depth)
-    if isinstance(t, Scalar):
-        if dtype is not None or always:
-            raise Unsupported("copy of a scalar")
-        out_t = Arr(t.dtype, ())
-        out = tr.allocate(out_t, depth)
-        tr.emit(f"{out}[0] = {src};", depth)
-        return out, out_t
-    if not isinstance(t, Arr):
-        raise Unsupported("copy operand")
-    out_t = Arr(dtype or t.dtype, t.shape)
-    if not always and t.contiguous and dtype is None:
-        return src, Arr(t.dtype, t.shape)
-    out = tr.allocate(out_t, depth)
-    for line in _copy_lines(out, out_t, src, t, cast=None if out_t.dtype == t.dtype else out_t.dtype):
-        tr.emit(line, depth)
-    return out, out_t
-
-
-def _copy(tr, node, depth):
-    if len(node.args) != 1:
-        raise Unsupported("copy arity")
-    return _copied(tr, node, depth)
-
-
-def _astype(tr, node, depth):
-    if len(node.args) != 2:
-        raise Unsupported("astype arity")
-    return _copied(tr, node, depth, dtype=_dtype_arg(node.args[1]))
-
-
-def _contiguous(tr, node, depth):
-    if len(node.args) != 1:
-        raise Unsupported("contiguous arity")
-    return _copied(tr, node, depth, always=False)
-
-
-def _reshape(tr, node, depth):
-    if len(node.args) != 2:
-        raise Unsupported("reshape arity")
-    src, t = tr.expr(node.args[0], depth)
-    if not isinstance(t, Arr):
-        raise Unsupported("reshape of a scalar")
-    shape = _static_shape(node.args[1])
-    if int(np.prod(shape, dtype=np.int64)) != t.size:
-        raise Unsupported("reshape size")
-    if not t.contiguous:
-        src, t = _copied(tr, ast.Call(func=node.func, args=[node.args[0]], keywords=[]), depth)
-    return src, Arr(t.dtype, shape)
-
-
-def _matmul(tr, node, depth):
-    """kernels.matmul(a, b, out, params): one BLAS gemm per batch element (c_runtime.os_matmul)."""
-    if len(node.args) != 4 or not isinstance(node.args[3], ast.Name) or node.args[3].id not in tr.m.consts:
-        raise Unsupported("matmul arguments")
-    params = [int(v) for v in tr.m.consts[node.args[3].id][2]]
-    if len(params) != 8:
-        raise Unsupported("matmul parameters")
-    (a, ta), (b, tb), (out, to) = (tr.expr(x, depth) for x in node.args[:3])
-    if not all(isinstance(t, Arr) for t in (ta, tb, to)) or len(to.shape) != 3:
-        raise Unsupported("matmul operands")
-    slot = {"float32": 0, "float64": 1}.get(to.dtype)
-    if slot is None or ta.dtype != to.dtype or tb.dtype != to.dtype or not to.contiguous:
-        raise Unsupported(f"matmul of {to.dtype}")
-    if params[0] * params[1] * params[2] != ta.size or params[3] * params[4] * params[5] != tb.size:
-        raise Unsupported("matmul parameters do not match the operands")
-    if not ta.contiguous:
-        a, ta = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
-    if not tb.contiguous:
-        b, tb = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[1]], keywords=[]), depth)
-    tr.m.uses_gemm = True
-    ct = C_TYPES[to.dtype]
-    one, zero = tr.fresh("_one"), tr.fresh("_zero")
-    tr.emit(f"{{ const {ct} {one} = 1, {zero} = 0;", depth)
-    tr.emit(f"  os_matmul({slot}, &{one}, &{zero}, sizeof({ct}), (const char *)({a}), (const char *)({b}), (char *)({out}), "
-            f"{params[0]}, {params[1]}, {params[2]}, {params[3]}, {params[4]}, {params[5]}, {params[6]}, {params[7]}, "
-            f"{to.shape[0]}, {to.shape[1]}, {to.shape[2]}); }}", depth)
-
-
-def _strided_copy(tr, node, depth):
-    """kernels.strided_copy(src, dst, params): each piece (ndim, *shape, src offset, *src
-    strides, dst offset, *dst strides) a loop nest with its constants; positions are flat
-    C-order ones, which are memory offsets for the contiguous arrays accepted here."""
-    if len(node.args) != 3 or not isinstance(node.args[2], ast.Name) or node.args[2].id not in tr.m.consts:
-        raise Unsupported("strided_copy arguments")
-    params = [int(v) for v in tr.m.consts[node.args[2].id][2]]
-    (src, ts), (dst, td) = (tr.expr(x, depth) for x in node.args[:2])
-    if not (isinstance(ts, Arr) and isinstance(td, Arr) and ts.contiguous and td.contiguous and ts.dtype == td.dtype):
-        raise Unsupported("strided_copy operands")
-    at = 0
-    while at < len(params):
-        nd = params[at]
-        shape = params[at + 1:at + 1 + nd]
-        s_pos, s_str = params[at + 1 + nd], params[at + 2 + nd:at + 2 + 2 * nd]
-        d_pos, d_str = params[at + 2 + 2 * nd], params[at + 3 + 2 * nd:at + 3 + 3 * nd]
-        at += 3 + 3 * nd
-        if any(d == 0 for d in shape):
-            continue
-        src_t, dst_t = Arr(ts.dtype, shape, s_str), Arr(td.dtype, shape, d_str)
-        for line in _copy_lines(f"({dst} + {d_pos})", dst_t, f"({src} + {s_pos})", src_t):
-            tr.emit(line, depth)
-
-
-def _np_sign(tr, node, depth):
-    ((a, t),) = tr.scalars(node, depth, 1)
-    if t.dtype in _FLOAT_NAME or t.dtype == "bool":
-        raise Unsupported("np.sign of a float")
-    return f"(({C_TYPES[t.dtype]})((({a}) > 0) - (({a}) < 0)))", t
-
-
-_KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy}
-
-_CALLS = {
-    "_rt.empty": _empty, "_rt.full": _full, "_rt.copy": _copy, "_rt.astype": _astype,
-    "_rt.contiguous": _contiguous, "_rt.reshape": _reshape,
-    "_rt.select": _select,
-    "_rt.fmax": _typed_float_helper("os_fmax"), "_rt.fmin": _typed_float_helper("os_fmin"),
-    "_rt.imax": _minmax(">="), "_rt.imin": _minmax("<="), "max": _minmax(">="), "min": _minmax("<="),
-    "_rt.idiv": _int_helper("os_idiv", "os_udiv"), "_rt.udiv": _int_helper("os_idiv", "os_udiv"),
-    "_rt.irem": _int_helper("os_irem", "os_urem"), "_rt.urem": _int_helper("os_irem", "os_urem"),
-    "_rt.clamp_index": _clamp_index,
-    "_rt.sign": _typed_float_helper("os_sign"),
-    "_rt.round_half_away": _typed_float_helper("os_round_half_away"),
-    "_rt.logaddexp": _typed_float_helper("os_logaddexp"),
-    "_rt.fma_float32": _fma("float32"), "_rt.fma_float64": _fma("float64"),
-    "_rt.radd": _radd("+"), "_rt.rmul": _radd("*"),
-    "_rt.kmax": _key_step("max"), "_rt.kmin": _key_step("min"), "_rt.unkey": _unkey,
-    "_rt.shift_left": _shift("shl"), "_rt.shift_right_arithmetic": _shift("ashr"),
-    "_rt.shift_right_logical": _shift("lshr"),
-    "_rt.reinterpret": _reinterpret, "_rt.popcount": _popcount,
-    **{f"_rt.f2i_{t}": _f2i(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
-    "np.abs": _np_abs, "abs": _np_abs, "np.isfinite": _np_isfinite, "np.sign": _np_sign,
-}

@@ -1,0 +1,408 @@
+"""How the native tier (c_translate.py) translates calls in generated modules: one rule per
+function of `support` (`_rt`), `kernels` (`_kn`) and NumPy's scalar functions, each computing
+what its namesake computes (c_runtime.py holds the C they call). A rule is
+`rule(translator, call node, depth) -> (C expression, type)`; a kernel statement's rule emits
+statements. A call without a rule is Unsupported, and the program keeps the Numba path."""
+import ast
+
+import numpy as np
+
+from .c_types import C_TYPES, FLOAT_NAME, Arr, Scalar, Unsupported, arith_type, copy_lines, wide
+
+
+LIBM = {"sqrt": "sqrt", "exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "exp2": "exp2",
+         "log2": "log2", "log10": "log10", "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin",
+         "arccos": "acos", "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+         "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "floor": "floor", "ceil": "ceil",
+         "trunc": "trunc", "rint": "rint", "cbrt": "cbrt", "fabs": "fabs"}
+LIBM2 = {"arctan2": "atan2", "fmod": "fmod", "nextafter": "nextafter", "copysign": "copysign",
+          "power": "pow", "hypot": "hypot"}
+
+
+def is_call_to(node, *names):
+    return isinstance(node, ast.Call) and dotted(node.func) in names
+
+
+def dotted(node):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return base and f"{base}.{node.attr}"
+    return None
+
+
+def index_elts(slice_node):
+    return list(slice_node.elts) if isinstance(slice_node, ast.Tuple) else [slice_node]
+
+
+def static_int(node):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = static_int(node.operand)
+        return None if v is None else -v
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        a, b = static_int(node.left), static_int(node.right)
+        if a is None or b is None:
+            return None
+        return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
+    return None
+
+
+def static_shape(node):
+    if isinstance(node, ast.Tuple):
+        dims = [static_int(e) for e in node.elts]
+        if any(d is None or d < 0 for d in dims):
+            raise Unsupported("dynamic shape")
+        return tuple(dims)
+    d = static_int(node)
+    if d is None or d < 0:
+        raise Unsupported("dynamic shape")
+    return (d,)
+
+
+def dtype_arg(node):
+    name = dotted(node)
+    if not name or not name.startswith("np.") or name[3:] not in C_TYPES:
+        raise Unsupported(f"dtype {ast.unparse(node)[:30]}")
+    return name[3:]
+
+
+# --- calls ------------------------------------------------------------------------------------
+
+
+def _libm(fn):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth)
+        dtypes = {t.dtype for _, t in args}
+        if len(dtypes) != 1 or not dtypes <= set(FLOAT_NAME):
+            raise Unsupported(f"{fn} on {dtypes}")
+        (dtype,) = dtypes
+        name = fn + ("f" if dtype == "float32" else "")
+        return f"{name}({', '.join(c for c, _ in args)})", Scalar(dtype)
+
+    return rule
+
+
+def _np_abs(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype in FLOAT_NAME:
+        return f"{'fabsf' if t.dtype == 'float32' else 'fabs'}({a})", t
+    if t.dtype.startswith("int"):
+        # np.abs keeps an integer's width (abs(INT_MIN) wraps to INT_MIN)
+        return f"(({C_TYPES[t.dtype]})(({a}) < 0 ? 0 - (uint64_t)({a}) : (uint64_t)({a})))", t
+    return a, t
+
+
+def _np_isfinite(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype not in FLOAT_NAME:
+        return "true", Scalar("bool")
+    return f"(isfinite({a}) != 0)", Scalar("bool")
+
+
+def _int_helper(signed_fn, unsigned_fn):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth, 2)
+        dtypes = {wide(t.dtype) for _, t in args}
+        if dtypes == {"int64"}:
+            return f"{signed_fn}({args[0][0]}, {args[1][0]})", Scalar("int64")
+        if dtypes == {"uint64"} and unsigned_fn:
+            return f"{unsigned_fn}({args[0][0]}, {args[1][0]})", Scalar("uint64")
+        raise Unsupported(f"{signed_fn} operands")
+
+    return rule
+
+
+def _minmax(op):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth, 2)
+        (a, ta), (b, tb) = args
+        if ta.dtype in FLOAT_NAME or tb.dtype in FLOAT_NAME:
+            raise Unsupported("builtin max/min of floats")
+        out = arith_type(ta.dtype, tb.dtype, "+")
+        x, y = tr.convert(a, ta.dtype, out), tr.convert(b, tb.dtype, out)
+        # Python's max keeps the first of equals; for integers that is the same value
+        return f"(({x}) {op} ({y}) ? ({x}) : ({y}))", Scalar(out)
+
+    return rule
+
+
+def _select(tr, node, depth):
+    (c, tc), (a, ta), (b, tb) = tr.scalars(node, depth, 3)
+    if tc != Scalar("bool"):
+        raise Unsupported("select condition")
+    out = ta.dtype if ta == tb else arith_type(ta.dtype, tb.dtype, "+")
+    return f"(({c}) ? {tr.convert(a, ta.dtype, out)} : {tr.convert(b, tb.dtype, out)})", Scalar(out)
+
+
+def _shift(kind):
+    def rule(tr, node, depth):
+        (a, ta), (b, tb) = tr.scalars(node, depth, 2)
+        if ta.dtype in FLOAT_NAME or ta.dtype == "bool" or tb.dtype in FLOAT_NAME:
+            raise Unsupported("shift operands")
+        ct, width = C_TYPES[ta.dtype], np.dtype(ta.dtype).itemsize * 8
+        ut = f"uint{width}_t"
+        n = f"((uint64_t)({ut})({tr.convert(b, tb.dtype, ta.dtype)}))"  # the count in a's type, read unsigned
+        if kind == "shl":
+            code = f"({n} < {width} ? ({ct})(({ut})({a}) << {n}) : ({ct})0)"
+        elif kind == "lshr" or ta.dtype.startswith("u"):
+            code = f"({n} < {width} ? ({ct})(({ut})({a}) >> {n}) : ({ct})0)"
+        else:
+            code = f"({ct})(({a}) >> ({n} < {width} ? {n} : {width - 1}))"
+        return f"({code})", ta
+
+    return rule
+
+
+def _reinterpret(tr, node, depth):
+    if len(node.args) != 2:
+        raise Unsupported("reinterpret arity")
+    a, ta = tr.expr(node.args[0], depth)
+    target = dtype_arg(node.args[1])
+    if not isinstance(ta, Scalar) or np.dtype(ta.dtype).itemsize != np.dtype(target).itemsize or "bool" in (ta.dtype, target):
+        raise Unsupported("reinterpret types")
+    src, dst = tr.fresh("_bits"), tr.fresh("_bits")
+    # a statement expression keeps it one expression (GNU C, as gcc and clang accept)
+    return f"({{ {C_TYPES[ta.dtype]} {src}_v = {a}; {C_TYPES[target]} {dst}_v; memcpy(&{dst}_v, &{src}_v, sizeof {dst}_v); {dst}_v; }})", Scalar(target)
+
+
+def _typed_float_helper(prefix):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth)
+        dtypes = {t.dtype for _, t in args}
+        if len(dtypes) != 1 or not dtypes <= set(FLOAT_NAME):
+            raise Unsupported(f"{prefix} operands")
+        (dtype,) = dtypes
+        return f"{prefix}_{FLOAT_NAME[dtype]}({', '.join(c for c, _ in args)})", Scalar(dtype)
+
+    return rule
+
+
+def _f2i(target):
+    def rule(tr, node, depth):
+        ((a, t),) = tr.scalars(node, depth, 1)
+        if t.dtype not in FLOAT_NAME:
+            raise Unsupported("f2i operand")
+        return f"os_f2i_{target}_{FLOAT_NAME[t.dtype]}({a})", Scalar(target)
+
+    return rule
+
+
+def _fma(dtype):
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth, 3)
+        if any(t.dtype != dtype for _, t in args):
+            raise Unsupported("fma operands")
+        return f"os_fma_{dtype}({', '.join(c for c, _ in args)})", Scalar(dtype)
+
+    return rule
+
+
+def _radd(op):
+    def rule(tr, node, depth):
+        (a, ta), (b, tb) = tr.scalars(node, depth, 2)
+        if ta != tb or ta.dtype not in FLOAT_NAME:
+            raise Unsupported("reduction step operands")
+        return f"({a} {op} {b})", ta
+
+    return rule
+
+
+def _key_step(kind):
+    def rule(tr, node, depth):
+        (a, ta), (b, tb) = tr.scalars(node, depth, 2)
+        width = {"float32": "32", "float64": "64"}.get(tb.dtype)
+        if width is None or ta.dtype != f"int{width}":
+            raise Unsupported("key step operands")
+        return f"os_k{kind}{width}({a}, {b})", ta
+
+    return rule
+
+
+def _unkey(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    out = {"int32": "float32", "int64": "float64"}.get(t.dtype)
+    if out is None:
+        raise Unsupported("unkey operand")
+    return f"os_unkey{t.dtype[3:]}({a})", Scalar(out)
+
+
+def _clamp_index(tr, node, depth):
+    (a, ta), (b, tb) = tr.scalars(node, depth, 2)
+    if wide(ta.dtype) != "int64" or wide(tb.dtype) != "int64":
+        raise Unsupported("clamp_index operands")
+    return f"os_clamp_index({a}, {b})", Scalar("int64")
+
+
+def _popcount(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype in FLOAT_NAME or t.dtype == "bool":
+        raise Unsupported("popcount operand")
+    width = np.dtype(t.dtype).itemsize * 8
+    return f"(({C_TYPES[t.dtype]})__builtin_popcountll((uint64_t)(uint{width}_t)({a})))", t
+
+
+def _empty(tr, node, depth):
+    if len(node.args) != 2:
+        raise Unsupported("empty arity")
+    t = Arr(dtype_arg(node.args[1]), static_shape(node.args[0]))
+    return tr.allocate(t, depth), t
+
+
+def _full(tr, node, depth):
+    if len(node.args) != 3:
+        raise Unsupported("full arity")
+    t = Arr(dtype_arg(node.args[2]), static_shape(node.args[0]))
+    value, vt = tr.expr(node.args[1], depth)
+    if not isinstance(vt, Scalar):
+        raise Unsupported("full value")
+    out = tr.allocate(t, depth)
+    tr.emit(f"for (int64_t _f = 0; _f < {t.size}; _f++) {out}[_f] = {tr.convert(value, vt.dtype, t.dtype)};", depth)
+    return out, t
+
+
+def _copied(tr, node, depth, dtype=None, always=True):
+    src, t = tr.expr(node.args[0], depth)
+    if isinstance(t, Scalar):
+        if dtype is not None or always:
+            raise Unsupported("copy of a scalar")
+        out_t = Arr(t.dtype, ())
+        out = tr.allocate(out_t, depth)
+        tr.emit(f"{out}[0] = {src};", depth)
+        return out, out_t
+    if not isinstance(t, Arr):
+        raise Unsupported("copy operand")
+    out_t = Arr(dtype or t.dtype, t.shape)
+    if not always and t.contiguous and dtype is None:
+        return src, Arr(t.dtype, t.shape)
+    out = tr.allocate(out_t, depth)
+    for line in copy_lines(out, out_t, src, t, cast=None if out_t.dtype == t.dtype else out_t.dtype):
+        tr.emit(line, depth)
+    return out, out_t
+
+
+def _copy(tr, node, depth):
+    if len(node.args) != 1:
+        raise Unsupported("copy arity")
+    return _copied(tr, node, depth)
+
+
+def _astype(tr, node, depth):
+    if len(node.args) != 2:
+        raise Unsupported("astype arity")
+    return _copied(tr, node, depth, dtype=dtype_arg(node.args[1]))
+
+
+def _contiguous(tr, node, depth):
+    if len(node.args) != 1:
+        raise Unsupported("contiguous arity")
+    return _copied(tr, node, depth, always=False)
+
+
+def _reshape(tr, node, depth):
+    if len(node.args) != 2:
+        raise Unsupported("reshape arity")
+    src, t = tr.expr(node.args[0], depth)
+    if not isinstance(t, Arr):
+        raise Unsupported("reshape of a scalar")
+    shape = static_shape(node.args[1])
+    if int(np.prod(shape, dtype=np.int64)) != t.size:
+        raise Unsupported("reshape size")
+    if not t.contiguous:
+        src, t = _copied(tr, ast.Call(func=node.func, args=[node.args[0]], keywords=[]), depth)
+    return src, Arr(t.dtype, shape)
+
+
+def _matmul(tr, node, depth):
+    """kernels.matmul(a, b, out, params): one BLAS gemm per batch element (c_runtime.os_matmul)."""
+    if len(node.args) != 4 or not isinstance(node.args[3], ast.Name) or node.args[3].id not in tr.m.consts:
+        raise Unsupported("matmul arguments")
+    params = [int(v) for v in tr.m.consts[node.args[3].id][2]]
+    if len(params) != 8:
+        raise Unsupported("matmul parameters")
+    (a, ta), (b, tb), (out, to) = (tr.expr(x, depth) for x in node.args[:3])
+    if not all(isinstance(t, Arr) for t in (ta, tb, to)) or len(to.shape) != 3:
+        raise Unsupported("matmul operands")
+    slot = {"float32": 0, "float64": 1}.get(to.dtype)
+    if slot is None or ta.dtype != to.dtype or tb.dtype != to.dtype or not to.contiguous:
+        raise Unsupported(f"matmul of {to.dtype}")
+    if params[0] * params[1] * params[2] != ta.size or params[3] * params[4] * params[5] != tb.size:
+        raise Unsupported("matmul parameters do not match the operands")
+    if not ta.contiguous:
+        a, ta = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
+    if not tb.contiguous:
+        b, tb = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[1]], keywords=[]), depth)
+    tr.m.uses_gemm = True
+    ct = C_TYPES[to.dtype]
+    one, zero = tr.fresh("_one"), tr.fresh("_zero")
+    tr.emit(f"{{ const {ct} {one} = 1, {zero} = 0;", depth)
+    tr.emit(f"  os_matmul({slot}, &{one}, &{zero}, sizeof({ct}), (const char *)({a}), (const char *)({b}), (char *)({out}), "
+            f"{params[0]}, {params[1]}, {params[2]}, {params[3]}, {params[4]}, {params[5]}, {params[6]}, {params[7]}, "
+            f"{to.shape[0]}, {to.shape[1]}, {to.shape[2]}); }}", depth)
+
+
+def _strided_copy(tr, node, depth):
+    """kernels.strided_copy(src, dst, params): each piece (ndim, *shape, src offset, *src
+    strides, dst offset, *dst strides) a loop nest with its constants; positions are flat
+    C-order ones, which are memory offsets for the contiguous arrays accepted here."""
+    if len(node.args) != 3 or not isinstance(node.args[2], ast.Name) or node.args[2].id not in tr.m.consts:
+        raise Unsupported("strided_copy arguments")
+    params = [int(v) for v in tr.m.consts[node.args[2].id][2]]
+    (src, ts), (dst, td) = (tr.expr(x, depth) for x in node.args[:2])
+    if not (isinstance(ts, Arr) and isinstance(td, Arr) and ts.contiguous and td.contiguous and ts.dtype == td.dtype):
+        raise Unsupported("strided_copy operands")
+    at = 0
+    while at < len(params):
+        nd = params[at]
+        shape = params[at + 1:at + 1 + nd]
+        s_pos, s_str = params[at + 1 + nd], params[at + 2 + nd:at + 2 + 2 * nd]
+        d_pos, d_str = params[at + 2 + 2 * nd], params[at + 3 + 2 * nd:at + 3 + 3 * nd]
+        at += 3 + 3 * nd
+        if any(d == 0 for d in shape):
+            continue
+        src_t, dst_t = Arr(ts.dtype, shape, s_str), Arr(td.dtype, shape, d_str)
+        for line in copy_lines(f"({dst} + {d_pos})", dst_t, f"({src} + {s_pos})", src_t):
+            tr.emit(line, depth)
+
+
+def _np_sign(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype in FLOAT_NAME or t.dtype == "bool":
+        raise Unsupported("np.sign of a float")
+    return f"(({C_TYPES[t.dtype]})((({a}) > 0) - (({a}) < 0)))", t
+
+
+KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy}
+
+CALLS = {
+    "_rt.empty": _empty, "_rt.full": _full, "_rt.copy": _copy, "_rt.astype": _astype,
+    "_rt.contiguous": _contiguous, "_rt.reshape": _reshape,
+    "_rt.select": _select,
+    "_rt.fmax": _typed_float_helper("os_fmax"), "_rt.fmin": _typed_float_helper("os_fmin"),
+    "_rt.imax": _minmax(">="), "_rt.imin": _minmax("<="), "max": _minmax(">="), "min": _minmax("<="),
+    "_rt.idiv": _int_helper("os_idiv", "os_udiv"), "_rt.udiv": _int_helper("os_idiv", "os_udiv"),
+    "_rt.irem": _int_helper("os_irem", "os_urem"), "_rt.urem": _int_helper("os_irem", "os_urem"),
+    "_rt.clamp_index": _clamp_index,
+    "_rt.sign": _typed_float_helper("os_sign"),
+    "_rt.round_half_away": _typed_float_helper("os_round_half_away"),
+    "_rt.logaddexp": _typed_float_helper("os_logaddexp"),
+    "_rt.fma_float32": _fma("float32"), "_rt.fma_float64": _fma("float64"),
+    "_rt.radd": _radd("+"), "_rt.rmul": _radd("*"),
+    "_rt.kmax": _key_step("max"), "_rt.kmin": _key_step("min"), "_rt.unkey": _unkey,
+    "_rt.shift_left": _shift("shl"), "_rt.shift_right_arithmetic": _shift("ashr"),
+    "_rt.shift_right_logical": _shift("lshr"),
+    "_rt.reinterpret": _reinterpret, "_rt.popcount": _popcount,
+    **{f"_rt.f2i_{t}": _f2i(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
+    "np.abs": _np_abs, "abs": _np_abs, "np.isfinite": _np_isfinite, "np.sign": _np_sign,
+}
+
+
+def rule_for(name):
+    """The rule translating a call of `name` (a dotted name), or None."""
+    rule = CALLS.get(name)
+    if rule is None and name.startswith("np."):
+        fn = LIBM.get(name[3:]) or LIBM2.get(name[3:])
+        rule = fn and _libm(fn)
+    return rule
