@@ -7,7 +7,9 @@ import ast
 
 import numpy as np
 
-from .c_types import C_TYPES, FLOAT_NAME, Arr, Scalar, Unsupported, arith_type, copy_lines, wide
+from . import c_complex
+from .c_types import (COMPLEX_PART, COMPLEX_SUFFIX, C_TYPES, FLOAT_NAME, Arr, Scalar, Unsupported, arith_type, c_literal,
+                      copy_lines, is_int, wide)
 
 
 LIBM = {"sqrt": "sqrt", "exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "exp2": "exp2",
@@ -87,6 +89,8 @@ def _libm(fn):
 
 def _np_abs(tr, node, depth):
     ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype in COMPLEX_PART:
+        raise Unsupported("np.abs of a complex number")  # the emitter calls support.complex_abs
     if t.dtype in FLOAT_NAME:
         return f"{'fabsf' if t.dtype == 'float32' else 'fabs'}({a})", t
     if t.dtype.startswith("int"):
@@ -97,6 +101,8 @@ def _np_abs(tr, node, depth):
 
 def _np_isfinite(tr, node, depth):
     ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype in COMPLEX_PART:
+        raise Unsupported("np.isfinite of a complex number")
     if t.dtype not in FLOAT_NAME:
         return "true", Scalar("bool")
     return f"(isfinite({a}) != 0)", Scalar("bool")
@@ -119,8 +125,8 @@ def _minmax(op):
     def rule(tr, node, depth):
         args = tr.scalars(node, depth, 2)
         (a, ta), (b, tb) = args
-        if ta.dtype in FLOAT_NAME or tb.dtype in FLOAT_NAME:
-            raise Unsupported("builtin max/min of floats")
+        if not (is_int(ta.dtype) or ta.dtype == "bool") or not (is_int(tb.dtype) or tb.dtype == "bool"):
+            raise Unsupported("builtin max/min of non-integers")
         out = arith_type(ta.dtype, tb.dtype, "+")
         x, y = tr.convert(a, ta.dtype, out), tr.convert(b, tb.dtype, out)
         # Python's max keeps the first of equals; for integers that is the same value
@@ -140,7 +146,7 @@ def _select(tr, node, depth):
 def _shift(kind):
     def rule(tr, node, depth):
         (a, ta), (b, tb) = tr.scalars(node, depth, 2)
-        if ta.dtype in FLOAT_NAME or ta.dtype == "bool" or tb.dtype in FLOAT_NAME:
+        if not is_int(ta.dtype) or not is_int(tb.dtype):
             raise Unsupported("shift operands")
         ct, width = C_TYPES[ta.dtype], np.dtype(ta.dtype).itemsize * 8
         ut = f"uint{width}_t"
@@ -238,7 +244,7 @@ def _clamp_index(tr, node, depth):
 
 def _popcount(tr, node, depth):
     ((a, t),) = tr.scalars(node, depth, 1)
-    if t.dtype in FLOAT_NAME or t.dtype == "bool":
+    if not is_int(t.dtype):
         raise Unsupported("popcount operand")
     width = np.dtype(t.dtype).itemsize * 8
     return f"(({C_TYPES[t.dtype]})__builtin_popcountll((uint64_t)(uint{width}_t)({a})))", t
@@ -325,7 +331,7 @@ def _matmul(tr, node, depth):
     (a, ta), (b, tb), (out, to) = (tr.expr(x, depth) for x in node.args[:3])
     if not all(isinstance(t, Arr) for t in (ta, tb, to)) or len(to.shape) != 3:
         raise Unsupported("matmul operands")
-    slot = {"float32": 0, "float64": 1}.get(to.dtype)
+    slot = {"float32": 0, "float64": 1, "complex64": 2, "complex128": 3}.get(to.dtype)  # blas_table.KINDS
     if slot is None or ta.dtype != to.dtype or tb.dtype != to.dtype or not to.contiguous:
         raise Unsupported(f"matmul of {to.dtype}")
     if params[0] * params[1] * params[2] != ta.size or params[3] * params[4] * params[5] != tb.size:
@@ -337,7 +343,8 @@ def _matmul(tr, node, depth):
     tr.m.uses_gemm = True
     ct = C_TYPES[to.dtype]
     one, zero = tr.fresh("_one"), tr.fresh("_zero")
-    tr.emit(f"{{ const {ct} {one} = 1, {zero} = 0;", depth)
+    unit, nil = (c_literal(1, to.dtype), c_literal(0, to.dtype)) if to.dtype in COMPLEX_PART else ("1", "0")
+    tr.emit(f"{{ const {ct} {one} = {unit}, {zero} = {nil};", depth)
     tr.emit(f"  os_matmul({slot}, &{one}, &{zero}, sizeof({ct}), (const char *)({a}), (const char *)({b}), (char *)({out}), "
             f"{params[0]}, {params[1]}, {params[2]}, {params[3]}, {params[4]}, {params[5]}, {params[6]}, {params[7]}, "
             f"{to.shape[0]}, {to.shape[1]}, {to.shape[2]}); }}", depth)
@@ -369,8 +376,8 @@ def _strided_copy(tr, node, depth):
 
 def _np_sign(tr, node, depth):
     ((a, t),) = tr.scalars(node, depth, 1)
-    if t.dtype in FLOAT_NAME or t.dtype == "bool":
-        raise Unsupported("np.sign of a float")
+    if not is_int(t.dtype):
+        raise Unsupported(f"np.sign of {t.dtype}")
     return f"(({C_TYPES[t.dtype]})((({a}) > 0) - (({a}) < 0)))", t
 
 
@@ -406,3 +413,40 @@ def rule_for(name):
         fn = LIBM.get(name[3:]) or LIBM2.get(name[3:])
         rule = fn and _libm(fn)
     return rule
+
+
+def _complex_helper(stem):
+    """support.complex_<name> / cmax / cmin: c_complex's function of the operands' type."""
+    def rule(tr, node, depth):
+        args = tr.scalars(node, depth)
+        dtypes = {t.dtype for _, t in args}
+        if len(dtypes) != 1 or not dtypes <= set(COMPLEX_SUFFIX):
+            raise Unsupported(f"{stem} operands")
+        (dtype,) = dtypes
+        out = COMPLEX_PART[dtype] if stem == "os_cabs" else dtype
+        return f"{stem}_{COMPLEX_SUFFIX[dtype]}({', '.join(c for c, _ in args)})", Scalar(out)
+
+    return rule
+
+
+def _np_conj(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype in COMPLEX_SUFFIX:
+        return f"os_cconj_{COMPLEX_SUFFIX[t.dtype]}({a})", t
+    return a, t  # a real number is its own conjugate
+
+
+CALLS.update({f"_rt.{name}": _complex_helper(stem) for name, stem in c_complex.NAMES.items()})
+CALLS["np.conj"] = _np_conj
+
+
+def _complex(tr, node, depth):
+    """Python's complex(re, im): a complex128 (the emitter casts it to its dtype)."""
+    args = tr.scalars(node, depth, 2)
+    if any(t.dtype in COMPLEX_PART for _, t in args):
+        raise Unsupported("complex() of complex parts")
+    re, im = (tr.convert(c, t.dtype, "float64") for c, t in args)
+    return f"os_c128_make({re}, {im})", Scalar("complex128")
+
+
+CALLS["complex"] = _complex

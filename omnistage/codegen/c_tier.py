@@ -13,9 +13,10 @@ from Numba's compile. A program this tier builds has no other build: its results
 library's in every process and every call (no background compile ever replaces it). A program
 it cannot translate, or a machine without a C compiler, keeps the Numba path, unchanged.
 
-Not translated (the Numba path stays): parallel loops (a library is a serial build), complex
-numbers, float16/bfloat16 boundaries, callbacks into Python, and every `_rt`/`_kn` function
-c_translate does not know (LAPACK kernels, sorts, convolutions, FFTs, collectives).
+Its loops run on one thread (the module is emitted without parallel loops; products still run
+their blocks on the GEMM pool). Not translated (the Numba path stays): complex numbers,
+float16/bfloat16 boundaries, callbacks into Python, and every `_rt`/`_kn` function c_translate
+does not know (LAPACK kernels, sorts, convolutions, FFTs, collectives).
 
 Opt-in for now: `OMNISTAGE_C_TIER=1` turns the tier on. Its own tests (tests/codegen/
 test_c_tier.py) check values against the interpreter on every construct it translates, but the

@@ -19,10 +19,10 @@ import ast
 
 import numpy as np
 
-from . import c_calls, c_runtime, c_vmath
+from . import c_calls, c_complex, c_runtime, c_vmath
 from .c_calls import dotted, index_elts, is_call_to, static_int
-from .c_types import (C_TYPES, FLOAT_NAME, NP_TYPES, Arr, Scalar, Tup, Unsupported, arith_type, c_literal, copy_lines,
-                      same_type, wide)
+from .c_types import (C_TYPES, COMPLEX_PART, COMPLEX_SUFFIX, FLOAT_NAME, NP_TYPES, Arr, Scalar, Tup, Unsupported,
+                      arith_type, c_literal, convert_code, copy_lines, is_int, same_type, wide)
 
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -30,7 +30,7 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
-def _names_in(nodes):
+def names_in(nodes):
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
@@ -150,7 +150,7 @@ def translate(source, entry, in_types, out_types, vmath_names):
         else:
             lines.extend(f"    {line}" for line in copy_lines(f"({ct} *){slot}", Arr(t.dtype, t.shape), f"r{k}", t))
     lines += ["    os_release(&arena);", "    return 0;", "}"]
-    parts = [c_runtime.SOURCE, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
+    parts = [c_runtime.SOURCE, c_complex.SOURCE, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
     return "\n\n".join(parts) + "\n", module.uses_gemm
 
 
@@ -231,8 +231,8 @@ class FunctionTranslator:
 
     def outside(self, loop):
         if loop not in self._outside:
-            names = _names_in([s for s in self.node.body if s is not loop and not _contains(s, loop)])
-            names |= _names_in([loop.test]) if isinstance(loop, ast.While) else set()
+            names = names_in([s for s in self.node.body if s is not loop and not _contains(s, loop)])
+            names |= names_in([loop.test]) if isinstance(loop, ast.While) else set()
             self._outside[loop] = names | self._names_around(loop)
         return self._outside[loop]
 
@@ -384,13 +384,30 @@ class FunctionTranslator:
         if not isinstance(t, Arr):
             raise Unsupported("store into a non-array")
         index = index_elts(target.slice)
-        if len(index) != len(t.shape):
-            raise Unsupported("partial store")
+        if len(index) != len(t.shape) or any(isinstance(i, ast.Slice) for i in index):
+            self.store_window(target, base, t, index, value, depth)
+            return
         at = self.offset(index, t, depth)
         code, vt = self.expr(value, depth)
         if not isinstance(vt, Scalar):
             raise Unsupported("array stored into an element")
         self.emit(f"{base}[{at}] = {self.convert(code, vt.dtype, t.dtype)};", depth)
+
+    def store_window(self, target, base, t, index, value, depth):
+        """`x[a:a + n, ...] = update` (dynamic_update_slice, pad): the array copied into the
+        view, element by element; its source must be another name (no overlap to order)."""
+        if not isinstance(value, ast.Name) or value.id in names_in([target.value]):
+            raise Unsupported("window store source")
+        if any(isinstance(i, ast.Slice) for i in index):
+            dst, dt = self.view(base, t, index, depth)
+        else:
+            dst = f"({base} + ({self.offset(index, t, depth)}))"
+            dt = Arr(t.dtype, t.shape[len(index):], t.strides[len(index):])
+        src, st = self.expr(value, depth)
+        if not isinstance(st, Arr) or st.shape != dt.shape:
+            raise Unsupported("window store shapes")
+        for line in copy_lines(dst, dt, src, st, cast=None if st.dtype == dt.dtype else dt.dtype):
+            self.emit(line, depth)
 
     def s_AugAssign(self, node, depth):
         op = _BINOPS.get(type(node.op))
@@ -580,11 +597,11 @@ class FunctionTranslator:
                         if inner:
                             visit(inner)
                     if isinstance(s, (ast.While, ast.If)):
-                        names.update(_names_in([s.test]))
+                        names.update(names_in([s.test]))
                     if isinstance(s, ast.For):
-                        names.update(_names_in([s.iter]))
+                        names.update(names_in([s.iter]))
                 else:
-                    names.update(_names_in([s]))
+                    names.update(names_in([s]))
 
         visit(self.node.body)
         return names
@@ -593,7 +610,7 @@ class FunctionTranslator:
 
     def int_expr(self, node, depth):
         code, t = self.expr(node, depth)
-        if not isinstance(t, Scalar) or t.dtype in FLOAT_NAME:
+        if not isinstance(t, Scalar) or not (is_int(t.dtype) or t.dtype == "bool"):
             raise Unsupported("non-integer bound")
         return f"(int64_t)({code})"
 
@@ -614,6 +631,8 @@ class FunctionTranslator:
             return c_literal(v, "int64"), Scalar("int64")
         if isinstance(v, float):
             return c_literal(v, "float64"), Scalar("float64")
+        if isinstance(v, complex):
+            return c_literal(v, "complex128"), Scalar("complex128")
         raise Unsupported(f"literal {v!r}")
 
     def e_Name(self, node, depth):
@@ -642,6 +661,10 @@ class FunctionTranslator:
         if not (isinstance(ta, Scalar) and isinstance(tb, Scalar)):
             raise Unsupported("arithmetic on arrays")
         out = arith_type(ta.dtype, tb.dtype, op)
+        if out in COMPLEX_PART:  # Numba's complex operators, as c_complex computes them
+            fn = {"+": "os_cadd", "-": "os_csub", "*": "os_cmul", "/": "os_cdiv"}[op]
+            ca, cb = self.convert(a, ta.dtype, out), self.convert(b, tb.dtype, out)
+            return f"{fn}_{COMPLEX_SUFFIX[out]}({ca}, {cb})", Scalar(out)
         if op in ("<<", ">>"):
             if out in FLOAT_NAME:
                 raise Unsupported("float shift")
@@ -674,27 +697,39 @@ class FunctionTranslator:
         if isinstance(node.op, ast.USub):
             if t.dtype in FLOAT_NAME:
                 return f"(-({a}))", t
+            if t.dtype in COMPLEX_PART:
+                return f"os_cneg_{COMPLEX_SUFFIX[t.dtype]}({a})", t
             out = wide(t.dtype)
             return f"(({C_TYPES[out]})(0 - (uint64_t)({a})))", Scalar(out)
         if isinstance(node.op, ast.UAdd):
             return a, t
-        if isinstance(node.op, ast.Invert) and t.dtype not in FLOAT_NAME and t.dtype != "bool":
+        if isinstance(node.op, ast.Invert) and is_int(t.dtype):
             out = wide(t.dtype)
             return f"(~({C_TYPES[out]})({a}))", Scalar(out)
         raise Unsupported("unary operator")
 
     def e_Compare(self, node, depth):
-        if len(node.ops) != 1:
-            raise Unsupported("chained comparison")
-        op = _CMPOPS.get(type(node.ops[0]))
-        if op is None:
-            raise Unsupported("comparison operator")
-        a, ta = self.expr(node.left, depth)
-        b, tb = self.expr(node.comparators[0], depth)
-        if not (isinstance(ta, Scalar) and isinstance(tb, Scalar)):
-            raise Unsupported("comparison of arrays")
-        both = arith_type(ta.dtype, tb.dtype, "+") if not (ta.dtype == tb.dtype == "bool") else "bool"
-        return f"({self.convert(a, ta.dtype, both)} {op} {self.convert(b, tb.dtype, both)})", Scalar("bool")
+        """`a < b`, and Python's chained `a <= b < c` as `a <= b && b < c` (operands are pure:
+        a middle operand evaluated twice gives the same value)."""
+        terms, left = [], self.expr(node.left, depth)
+        for op_node, right_node in zip(node.ops, node.comparators):
+            op = _CMPOPS.get(type(op_node))
+            if op is None:
+                raise Unsupported("comparison operator")
+            right = self.expr(right_node, depth)
+            (a, ta), (b, tb) = left, right
+            if not (isinstance(ta, Scalar) and isinstance(tb, Scalar)):
+                raise Unsupported("comparison of arrays")
+            both = arith_type(ta.dtype, tb.dtype, "+") if not (ta.dtype == tb.dtype == "bool") else "bool"
+            ca, cb = self.convert(a, ta.dtype, both), self.convert(b, tb.dtype, both)
+            if both in COMPLEX_PART:
+                if op not in ("==", "!="):
+                    raise Unsupported("ordering of complex numbers")
+                terms.append(f"os_c{'eq' if op == '==' else 'ne'}_{COMPLEX_SUFFIX[both]}({ca}, {cb})")
+            else:
+                terms.append(f"({ca} {op} {cb})")
+            left = right
+        return (terms[0] if len(terms) == 1 else "(" + " && ".join(terms) + ")"), Scalar("bool")
 
     def e_BoolOp(self, node, depth):
         op = "&&" if isinstance(node.op, ast.And) else "||"
@@ -756,6 +791,18 @@ class FunctionTranslator:
                 strides.append(s)
                 continue
             i = index[k]
+            if isinstance(i, ast.Slice) and _dynamic_window(i) is not None:
+                # x[s:s + n] with s a start the emitter clamped into [0, d - n] (dynamic_slice)
+                code, it = self.expr(i.lower, depth)
+                if not isinstance(it, Scalar) or not is_int(it.dtype):
+                    raise Unsupported("slice start type")
+                n = _dynamic_window(i)
+                if not 0 <= n <= d:
+                    raise Unsupported("slice length")
+                offsets.append(f"(int64_t)({code}) * {s}")
+                shape.append(n)
+                strides.append(s)
+                continue
             if isinstance(i, ast.Slice):
                 lo, hi, step = (None if v is None else static_int(v) for v in (i.lower, i.upper, i.step))
                 if any(v is None and w is not None for v, w in zip((lo, hi, step), (i.lower, i.upper, i.step))):
@@ -767,7 +814,7 @@ class FunctionTranslator:
                 strides.append(s * stride)
             else:
                 code, it = self.expr(i, depth)
-                if not isinstance(it, Scalar) or it.dtype in FLOAT_NAME:
+                if not isinstance(it, Scalar) or not is_int(it.dtype):
                     raise Unsupported("index type")
                 offsets.append(f"(int64_t)({code}) * {s}")
         return f"({base} + ({' + '.join(offsets) or '0'}))", Arr(t.dtype, shape, strides)
@@ -783,7 +830,7 @@ class FunctionTranslator:
                     terms.append(str(k * s))
                 continue
             code, it = self.expr(i, depth)
-            if not isinstance(it, Scalar) or it.dtype in FLOAT_NAME or it.dtype == "bool":
+            if not isinstance(it, Scalar) or not is_int(it.dtype):
                 raise Unsupported("index type")
             if it.dtype in ("int64", "uint64"):
                 terms.append(f"({code}) * {s}" if s != 1 else f"({code})")
@@ -795,7 +842,13 @@ class FunctionTranslator:
         name = dotted(node)
         if name in ("np.inf", "np.nan"):
             return c_literal(np.inf if name == "np.inf" else np.nan, "float64"), Scalar("float64")
-        raise Unsupported(f"attribute {name}")
+        if node.attr in ("real", "imag") and not (name or "").startswith("np."):
+            code, t = self.expr(node.value, depth)
+            if isinstance(t, Scalar) and t.dtype in COMPLEX_PART:
+                return f"({code}).{node.attr[:2]}", Scalar(COMPLEX_PART[t.dtype])
+            if isinstance(t, Scalar) and t.dtype in FLOAT_NAME:
+                return (code if node.attr == "real" else c_literal(0.0, t.dtype)), t
+        raise Unsupported(f"attribute {name or node.attr}")
 
     def e_Call(self, node, depth):
         name = dotted(node.func)
@@ -823,11 +876,7 @@ class FunctionTranslator:
         return rule(self, node, depth)
 
     def convert(self, code, src, dst):
-        if src == dst:
-            return code
-        if dst == "bool":
-            return f"(({code}) != 0)"
-        return f"(({C_TYPES[dst]})({code}))"
+        return convert_code(code, src, dst)
 
     def scalars(self, node, depth, count=None):
         args = [self.expr(a, depth) for a in node.args]
@@ -867,14 +916,14 @@ def _simd_reductions(body):
         name, value = stmt.targets[0].id, stmt.value
         if (isinstance(value, ast.Call) and dotted(value.func) in _REDUCTION_STEPS and len(value.args) == 2
                 and isinstance(value.args[0], ast.Name) and value.args[0].id == name):
-            if name in steps or name in _names_in([value.args[1]]):
+            if name in steps or name in names_in([value.args[1]]):
                 return None
             steps[name] = _REDUCTION_STEPS[dotted(value.func)]
-            reads = _names_in([value.args[1]])
+            reads = names_in([value.args[1]])
         else:
             if name in steps:
                 return None
-            reads = _names_in([value])
+            reads = names_in([value])
             written.add(name)
         if any(n in steps and n != name for n in reads) or _calls_helpers(value):
             return None
@@ -889,6 +938,16 @@ def _calls_helpers(node):
                not (dotted(n.func) or "").endswith(("_float32", "_float64")) for n in ast.walk(node))
 
 
+def _dynamic_window(sl):
+    """n for a slice `s:s + n` whose start is a name (and no step), else None."""
+    if sl.step is not None or not isinstance(sl.lower, ast.Name) or not isinstance(sl.upper, ast.BinOp):
+        return None
+    up = sl.upper
+    if not (isinstance(up.op, ast.Add) and isinstance(up.left, ast.Name) and up.left.id == sl.lower.id):
+        return None
+    return static_int(up.right)
+
+
 def _may_alias_written(body, inside):
     """Names in `body` whose value may be (a view of) an array allocated outside the loop and
     written inside it: its stored-into names, then every name assigned from one of those."""
@@ -900,7 +959,7 @@ def _may_alias_written(body, inside):
     while changed:
         changed = False
         for a in assigns:
-            if _names_in([a.value]) & tainted:
+            if names_in([a.value]) & tainted:
                 new = _assigned_in(a.targets) - tainted
                 if new:
                     tainted |= new

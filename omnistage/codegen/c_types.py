@@ -11,9 +11,17 @@ class Unsupported(Exception):
 C_TYPES = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-    "float32": "float", "float64": "double",
+    "float32": "float", "float64": "double", "complex64": "os_c64", "complex128": "os_c128",
 }
 FLOAT_NAME = {"float32": "float", "float64": "double"}
+# a complex number is a struct of two parts (c_complex.py): its operations are calls, as Numba's
+COMPLEX_PART = {"complex64": "float32", "complex128": "float64"}
+COMPLEX_SUFFIX = {"complex64": "c64", "complex128": "c128"}
+
+
+def is_int(dtype):
+    """Whether `dtype` is an integer type (bool is not)."""
+    return dtype not in FLOAT_NAME and dtype not in COMPLEX_PART and dtype != "bool"
 NP_TYPES = {**{name: name for name in C_TYPES}, "bool_": "bool"}  # np.<name>(x) casts
 
 
@@ -91,6 +99,9 @@ def c_float(value, dtype):
 
 
 def c_literal(value, dtype):
+    if dtype in COMPLEX_PART:
+        v, part = complex(value), COMPLEX_PART[dtype]
+        return f"os_{COMPLEX_SUFFIX[dtype]}_make({c_float(v.real, part)}, {c_float(v.imag, part)})"
     if dtype in FLOAT_NAME:
         return c_float(value, dtype)
     if dtype == "bool":
@@ -116,6 +127,12 @@ def wide(dtype):
 
 def arith_type(a, b, op):
     """Numba's result type of scalar `a op b` (dtype names)."""
+    if a in COMPLEX_PART or b in COMPLEX_PART:
+        if op not in ("+", "-", "*", "/"):
+            raise Unsupported(f"{op} on complex numbers")
+        # an integer operand counts as int64 (Numba widens it), a bool as well
+        a64, b64 = (t if t in COMPLEX_PART or t in FLOAT_NAME else "int64" for t in (a, b))
+        return np.promote_types(a64, b64).name
     fa, fb = a in FLOAT_NAME, b in FLOAT_NAME
     if fa or fb:
         if op == "/" or fa and fb:
@@ -149,10 +166,29 @@ def copy_lines(dst, dst_t, src, src_t, cast=None):
         indent += "    "
     d_at = " + ".join(f"{i} * {s}" for i, s in zip(idx, dst_t.strides)) or "0"
     s_at = " + ".join(f"{i} * {s}" for i, s in zip(idx, src_t.strides)) or "0"
-    value = f"{src}[{s_at}]" if cast is None else f"({C_TYPES[cast]}){src}[{s_at}]"
+    value = f"{src}[{s_at}]" if cast is None else convert_code(f"{src}[{s_at}]", src_t.dtype, cast)
     lines.append(f"{indent}({dst})[{d_at}] = {value};")
     return ["{", *lines, "}"]
 
 
 def same_type(a, b):
     return type(a) is type(b) and (a == b if not isinstance(a, Tup) else True)
+
+
+def convert_code(code, src, dst):
+    """C for the value `code` of type `src` as type `dst`, as Numba converts it."""
+    if src == dst:
+        return code
+    if dst in COMPLEX_PART:
+        part = C_TYPES[COMPLEX_PART[dst]]
+        make = f"os_{COMPLEX_SUFFIX[dst]}_make"
+        if src in COMPLEX_PART:
+            return f"{make}(({part})({code}).re, ({part})({code}).im)"
+        return f"{make}(({part})({code}), ({part})0)"
+    if src in COMPLEX_PART:
+        if dst == "bool":
+            return f"(({code}).re != 0 || ({code}).im != 0)"
+        raise Unsupported(f"{src} to {dst}")  # NumPy drops the imaginary part with a warning
+    if dst == "bool":
+        return f"(({code}) != 0)"
+    return f"(({C_TYPES[dst]})({code}))"

@@ -186,6 +186,36 @@ def test_views_slices_and_concatenation():
                       xnp.flip(x, 0)[2]), x)
 
 
+def test_dynamic_windows_and_dropped_scatter_rows():
+    x = RNG.standard_normal((6, 8)).astype(np.float32)
+    u = RNG.standard_normal((3, 4)).astype(np.float32)
+    idx = np.array([0, 5, 9, -7], np.int32)  # 9 is out of bounds: its update is dropped
+    for i in (np.int32(1), np.int32(5), np.int32(-3)):  # clamped into range, as XLA does
+        _check(lambda x, u, i, idx: (lax.dynamic_slice(x, (i, np.int32(2)), (3, 4)) * 2.0,
+                                     lax.dynamic_update_slice(x, u, (i, np.int32(3))),
+                                     x.at[idx].set(0.5, mode="drop"), x.at[idx, 1].add(1.0, mode="drop")),
+               x, u, i, idx, exact=True)
+
+
+@pytest.mark.parametrize("cdtype", [np.complex64, np.complex128])
+def test_complex_numbers(cdtype):
+    if cdtype == np.complex128:
+        old = fw.config.read("jax_enable_x64")
+        fw.config.update("jax_enable_x64", True)
+    try:
+        z = (RNG.standard_normal(16) + 1j * RNG.standard_normal(16)).astype(cdtype)
+        z[:4] = [0, complex(np.inf, 1), complex(np.nan, 0), 2j]  # (Numba's path raises on z + 1 == 0)
+        x = RNG.standard_normal(16).astype(z.real.dtype)
+        _check(lambda z, x: (z * z + x, xnp.abs(z), xnp.exp(z) / (z + 1), z.real * x, xnp.conj(z), (x + 0j).sum(),
+                             xnp.sqrt(z), z == z, xnp.log(z) * 2.0, z - 1j, xnp.tanh(z), xnp.arcsin(z)), z, x,
+               rtol=3e-6, atol=1e-6)
+        m = (RNG.standard_normal((8, 8)) + 1j * RNG.standard_normal((8, 8))).astype(cdtype)
+        _check(lambda m: m @ m.T + 1.0, m, rtol=1e-5, atol=1e-5)
+    finally:
+        if cdtype == np.complex128:
+            fw.config.update("jax_enable_x64", old)
+
+
 def test_untranslatable_program_keeps_the_numba_path():
     m = RNG.standard_normal((4, 4)).astype(np.float32)
     program = fw.jit(lambda m: xnp.sort(m @ m.T, axis=1)).lower(m).program
