@@ -34,3 +34,15 @@ def x64():
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _numba_path(request):
+    """A module marked `numba_path` tests the Numba build (its modules, machine code, parallel
+    tiers, background builder): the native tier is off for it and for the processes it starts."""
+    if not any(m.name == "numba_path" for m in getattr(request.node, "own_markers", [])):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OMNISTAGE_C_TIER", "0")
+        yield

@@ -14,16 +14,20 @@ library's in every process and every call (no background compile ever replaces i
 it cannot translate, or a machine without a C compiler, keeps the Numba path, unchanged.
 
 Its loops run on one thread (the module is emitted without parallel loops; products still run
-their blocks on the GEMM pool). Not translated (the Numba path stays): complex numbers,
-float16/bfloat16 boundaries, callbacks into Python, and every `_rt`/`_kn` function c_translate
-does not know (LAPACK kernels, sorts, convolutions, FFTs, collectives).
+their blocks on the GEMM pool), so a program whose Numba build would split its loops over threads
+(`parallel.parallelize`'s rule: loop nests of 2^18 statements and more) keeps the Numba path,
+where a compile is small beside the work. Not translated (the Numba path stays): float16/bfloat16
+boundaries, callbacks into Python, and every `_rt`/`_kn` function c_translate does not know
+(LAPACK kernels, sorts, convolutions, FFTs, collectives).
 
-Opt-in for now: `OMNISTAGE_C_TIER=1` turns the tier on. Its own tests (tests/codegen/
-test_c_tier.py) check values against the interpreter on every construct it translates, but the
-whole suite has not yet run through it; when it has, the default becomes on. `OMNISTAGE_AOT=0`
-does not turn it off: it turns off loading
-libraries made by earlier processes (and Numba's background builder), so each process then
-compiles its C anew (the published file is reused when its bytes are the same).
+Bits: gcc 12 may still fuse a multiply and an add that sit side by side in one vectorized
+pair (its SLP `vfmaddsub`, which ignores -ffp-contract=off); c_complex keeps its products out
+of that. Generated code may get such a fused pair, as Numba's build (fastmath 'contract') may:
+deterministic for a given library, one rounding instead of two.
+
+`OMNISTAGE_C_TIER=0` turns the tier off. `OMNISTAGE_AOT=0` does not: libraries this tier
+made are its compiled code, as Numba's cache is Numba's, and are loaded again; what it turns
+off is Numba's background builder and loading the libraries that builder made.
 """
 import hashlib
 import os
@@ -32,7 +36,7 @@ import sys
 import tempfile
 import threading
 
-from . import aot, blas_table, c_translate, c_vmath, compile_log, memory_check, narrow_floats
+from . import aot, blas_table, c_translate, c_vmath, compile_log, memory_check, narrow_floats, parallel
 
 # no contraction: a*b+c rounds twice, as NumPy's and the interpreter's arithmetic do; -fwrapv:
 # integer arithmetic wraps as LLVM's does; no errno: sqrt is one instruction; -O2's default
@@ -47,8 +51,7 @@ _lock = threading.Lock()
 
 
 def enabled():
-    # opt-in until the whole suite has run through this tier (see the module docstring)
-    return os.environ.get("OMNISTAGE_C_TIER", "0").strip().lower() in ("1", "true", "yes", "on")
+    return os.environ.get("OMNISTAGE_C_TIER", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def compile_program(program):
@@ -78,6 +81,9 @@ def compile_program(program):
         translated, uses_gemm = c_translate.translate(source, entry, ins, outs, c_vmath.NAMES.values())
     except (c_translate.Unsupported, NoLowering) as e:
         return _decline(key, program, f"{type(e).__name__}: {e}")
+    if parallel.likely_enabled() and _numba_would_thread(source, entry):
+        # its big loops run on every core in the Numba build (and a compile is small beside them)
+        return _decline(key, program, "the Numba build runs its loops on threads")
     if uses_gemm and not blas_table.fill():
         return _decline(key, program, "no BLAS")
     memory_check.check_source(source, program.name)  # an array bigger than the machine: say where
@@ -104,6 +110,18 @@ def _build(program, key, cc, translated, uses_gemm):
         loaded.cache_status = "compiled (cache miss) by the C compiler"
         loaded.c_source = translated
     return loaded
+
+
+def _numba_would_thread(source, entry):
+    """Whether the Numba build of this module would split a loop of its entry over threads
+    (parallel.parallelize's rule, which reads the entry's lines; it imports nothing)."""
+    lines = source.split("\n")
+    try:
+        start = next(i for i, line in enumerate(lines) if line.startswith(f"def {entry}(")) + 1
+    except StopIteration:
+        return False
+    end = next((i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].startswith(" ")), len(lines))
+    return parallel.parallelize(lines[start:end])[1]
 
 
 def _decline(key, program, reason, translated=None):

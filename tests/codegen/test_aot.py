@@ -15,6 +15,8 @@ from omnistage.codegen import aot, disk_cache
 
 from .frozen_package import freeze
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 _CHILD_PATH = []  # the frozen copy children import and run in (frozen_package)
 
 
@@ -88,7 +90,7 @@ print(json.dumps(out))
 
 def child(cache, results, **env):
     full = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_"))}
-    full.update(OMNISTAGE_CACHE_DIR=str(cache), **env)
+    full.update(OMNISTAGE_CACHE_DIR=str(cache), OMNISTAGE_C_TIER="0", **env)
     full["PYTHONPATH"] = os.pathsep.join(_CHILD_PATH + [p for p in [full.get("PYTHONPATH")] if p])
     proc = subprocess.run([sys.executable, "-W", "always", "-c", CHILD, str(results)],
                           env=full, capture_output=True, text=True, timeout=300, cwd=_CHILD_PATH[0])
@@ -164,7 +166,7 @@ def test_a_parallel_program_moves_from_its_serial_library_to_numba_after_enough_
     cache, _, _ = filled
     assert [r for r in records(cache).values() if r.get("parallel")]  # the builder marked it
     full = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_"))}
-    full.update(OMNISTAGE_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join(_CHILD_PATH + [full.get("PYTHONPATH", "")]))
+    full.update(OMNISTAGE_CACHE_DIR=str(cache), OMNISTAGE_C_TIER="0", PYTHONPATH=os.pathsep.join(_CHILD_PATH + [full.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", TIER_UP], env=full, capture_output=True, text=True, timeout=300,
                           cwd=_CHILD_PATH[0])
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -1,10 +1,13 @@
 """A program that calls no BLAS does not import SciPy's linear algebra (Numba's import-time
 BLAS probe is answered without it: codegen/blas_probe.py); BLAS still works for our programs
 and for the user's own Numba code in the same process."""
+import pytest
 import os
 import subprocess
 import sys
 import textwrap
+
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
 
 _CHILD = textwrap.dedent("""
     import sys, numpy as np, numba

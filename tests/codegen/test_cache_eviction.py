@@ -16,6 +16,8 @@ import pytest
 import omnistage
 from omnistage.codegen import aot, aot_trust, cache_eviction, cache_integrity, disk_cache
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 

@@ -25,6 +25,8 @@ from omnistage.codegen import cache_integrity, disk_cache
 
 from .frozen_package import freeze
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 CHILD = r'''
@@ -77,7 +79,7 @@ def frozen_package(tmp_path_factory):
 
 def child_env(cache, **extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_"))}
-    env.update(OMNISTAGE_CACHE_DIR=str(cache), OMNISTAGE_AOT="0", OMNISTAGE_LOG_COMPILES="0")
+    env.update(OMNISTAGE_CACHE_DIR=str(cache), OMNISTAGE_AOT="0", OMNISTAGE_LOG_COMPILES="0", OMNISTAGE_C_TIER="0")
     env["PYTHONPATH"] = os.pathsep.join(_CHILD_PATH + [p for p in [env.get("PYTHONPATH")] if p])
     env.update(extra)
     return env

@@ -15,6 +15,8 @@ import pytest
 
 from omnistage.codegen import support
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 _CHILD = textwrap.dedent("""
     import json, sys
     import numpy as np

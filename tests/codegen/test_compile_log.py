@@ -8,6 +8,8 @@ import pytest
 import omnistage
 from omnistage.codegen import compile_log
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 
 @pytest.fixture
 def quick_note(monkeypatch):

@@ -13,6 +13,8 @@ from omnistage import lax
 from omnistage.codegen import contraction_layout, emit_cpu
 from omnistage.staging.cleanup import cleanup
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 
 @pytest.fixture(autouse=True)
 def blas_products(monkeypatch):

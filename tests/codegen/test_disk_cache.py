@@ -22,6 +22,8 @@ from omnistage.codegen import disk_cache
 
 from .frozen_package import freeze
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 CHILD = r'''
 import json, os, sys, time, warnings
 warnings.simplefilter("always")
@@ -83,6 +85,7 @@ def child_env(cache, **extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "NUMBA_"))}
     env["OMNISTAGE_CACHE_DIR"] = str(cache)
     env["OMNISTAGE_AOT"] = "0"  # these tests are about Numba's cache; test_aot.py covers libraries
+    env["OMNISTAGE_C_TIER"] = "0"
     env["PYTHONPATH"] = os.pathsep.join(_CHILD_PATH + [p for p in [env.get("PYTHONPATH")] if p])
     env.update(extra)
     return env

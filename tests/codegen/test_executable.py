@@ -6,6 +6,8 @@ import pytest
 import omnistage
 import omnistage.numpy as jnp
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 
 def entry(compiled):
     """The Numba dispatcher a Compiled runs."""

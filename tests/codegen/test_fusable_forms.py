@@ -17,6 +17,8 @@ from omnistage.codegen import fusable_forms, host_memory
 from omnistage.random._threefry import threefry2x32
 from omnistage.staging.cleanup import cleanup
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -81,7 +83,7 @@ print(host_memory.tune(), host_memory.tune())
                                        ({"MALLOC_TRIM_THRESHOLD_": "1000000"}, "False False")])
 def test_malloc_is_tuned_once_unless_the_user_says_otherwise(env, want):
     full = {k: v for k, v in os.environ.items() if not k.startswith(("OMNISTAGE_", "MALLOC_"))}
-    full.update(env, PYTHONPATH=ROOT)
+    full.update(env, PYTHONPATH=ROOT, OMNISTAGE_C_TIER="0")
     out = subprocess.run([sys.executable, "-c", _TUNE], env=full, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == want

@@ -1,6 +1,7 @@
 """Support helpers (`_rt.threefry2x32`, `_rt.fmax`, ...) are inlined into the program's loops
 whatever the program's size: a helper left as a call keeps its loop scalar (a 100x784
 bernoulli draw after three matmuls ran 15x slower than the same loop alone)."""
+import pytest
 import re
 import time
 
@@ -10,6 +11,8 @@ import omnistage
 import omnistage.numpy as jnp
 from omnistage import random
 from omnistage.codegen.executable import NumbaProgram
+
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
 
 
 def _sample(key, w1, w2, w3):

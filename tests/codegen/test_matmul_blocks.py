@@ -12,6 +12,8 @@ import omnistage.numpy as jnp
 from omnistage.codegen import kernels as kn
 from omnistage.codegen import parallel
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 SHAPES = [(1, 5, 7, 3), (2, 130, 300, 90), (1, 200, 160, 300), (1, 1, 4096, 1024), (3, 1000, 50, 3)]
 
 

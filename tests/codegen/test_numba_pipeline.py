@@ -9,6 +9,8 @@ import omnistage
 import omnistage.numpy as jnp
 from omnistage.codegen import emit_cpu, parallel
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 _PROGRAMS = {
     # a max reduction's accumulator holds an integer key, then the float it stands for
     "softmax": (lambda x: jnp.exp(x - x.max(1, keepdims=True)) / jnp.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True),

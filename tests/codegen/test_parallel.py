@@ -12,6 +12,8 @@ import omnistage.numpy as jnp
 from omnistage import lax
 from omnistage.codegen import parallel
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 BIG = parallel.PARALLEL_MIN_WORK
 
 

@@ -10,6 +10,8 @@ import omnistage
 import omnistage.numpy as jnp
 from omnistage.codegen import parallel
 
+pytestmark = pytest.mark.numba_path  # tests of the Numba build (tests/conftest.py)
+
 
 def run(choice, calls, serial_s, parallel_s):
     """Make `calls` calls that take `serial_s` on the serial build and `parallel_s` on the
