@@ -42,14 +42,17 @@ bit for bit (the test checks it). Forcing the other flavour (defining the macros
 costs up to 2 ulp against Numba in expm1, tanh and logistic. vmath's explicit `fma` (support's
 XLA fma in erf_inv) is `fmaf` in every flavour.
 
-Must not import Numba or llvmlite (checked by the test): constants are computed here in plain
-Python from the same formulas, not imported from `vmath._kernels`, which imports Numba.
+Must not import Numba or llvmlite (checked by the test): the coefficients and the Payne-Hanek
+table come from `vmath_tables`, which vmath reads too; the other constants are computed here in
+plain Python from the same formulas (`vmath._kernels` imports Numba), and the test checks them.
 """
 import math
 import struct
 from string import Template
 
 import numpy as np
+
+from .vmath_tables import COEFFS, payne_hanek_table
 
 
 def _f32(v):
@@ -73,44 +76,7 @@ def _lit(v, single):
     return "(" + text + ")" if text.startswith("-") else text  # `x - -1` must not read as `x--1`
 
 
-# ---- tables copied from vmath/_kernels.py (the test checks they are still equal) -------------
-# minimax coefficients, lowest order first, as vmath's COEFFS strings (each is parsed to a
-# float64, then rounded to float32 for float32 kernels: np.float32(float(c)), as vmath does)
-COEFFS = {
-    "em1_f32": ("0.50000000133795165456", "0.16666666532322671536", "0.041666465527803670073",
-                "0.0083333607293308885376", "0.0013933597569023550915", "0.0001985778960637769712"),
-    "em1_f64": ("0.49999999999999999998", "0.16666666666666666671", "0.041666666666666676716",
-                "0.0083333333333333257938", "0.0013888888888879114004", "0.00019841269841301622954",
-                "0.000024801587336346326371", "2.7557319174243606374e-6", "2.7557263372853690521e-7",
-                "2.5052131880216209163e-8", "2.0918105678896934921e-9", "1.6068217720134288651e-10"),
-    "exp2_f32": ("0.69314718058157290606", "0.24022650920051080095", "0.055504107275699768494",
-                 "0.0096180570371028282872", "0.0013333669480635308012", "0.00015461329865512208023",
-                 "0.000015252712030210251289"),
-    "exp2_f64": ("0.69314718055994530926", "0.24022650695910071286", "0.055504108664821626543",
-                 "0.0096181291076284369427", "0.0013333558146406629759", "0.0001540353039346618117",
-                 "0.000015252733841378499124", "1.3215486721345901252e-6", "1.0178057169272818928e-7",
-                 "7.0549322770179308117e-9", "4.4558048568322785428e-10", "2.5678420797943803246e-11"),
-    "log_f32": ("0.3333333117355041097", "-0.24999994002922563905", "0.20000714775254640269",
-                "-0.16668056833527609977", "0.14249321677156826372", "-0.12420158661794439318",
-                "0.11677028263342971085", "-0.11514499547979179212", "0.070374665644797665895"),
-    "atanh_f64": ("0.66666666666666666464", "0.40000000000000880071", "0.28571428570801930527",
-                  "0.22222222392057057824", "0.18181795606792694388", "0.15386241365387450258",
-                  "0.13268732033527095285", "0.13087025354380259712"),
-    "sin_f32": ("-0.1666666666666384687", "0.0083333333310590250144", "-0.0001984126690064622739",
-                "2.7555986696882838328e-6", "-2.4805293474734727117e-8"),
-    "cos_f32": ("0.041666666666664660663", "-0.0013888888887268057388", "0.000024801585203474480893",
-                "-2.755636774786266778e-7", "2.0700442712998566486e-9"),
-    "tanh_f32": ("-0.3333333317229166551", "0.13333303575993076725", "-0.053959263445870600554",
-                 "0.021768946188567927426", "-0.0083440256640575139709", "0.0022928265571718104404"),
-    "erf_small_f32": ("1.1283791667643568352", "-0.37612634979786299971", "0.11283715031944017285",
-                      "-0.026860508415994680264", "0.0052038590484192310993",
-                      "-0.00081756380759406672351", "0.000085130990865776882188"),
-    "erfc_f32": ("0.99723666183499555814", "-1.1089874000159084918", "0.93801512832864317416",
-                 "-0.63185407391971012454", "0.3396316947469878487", "-0.14355605618881614964",
-                 "0.046690172720356270779", "-0.011364112157119239705", "0.0019915891260318820311",
-                 "-0.00023646610675091064812", "0.00001698270217268168359",
-                 "-5.5594038906290725547e-7"),
-}
+# minimax coefficients and the float32 Payne-Hanek table: vmath_tables, which vmath reads too
 
 
 def poly(name, single):
@@ -148,27 +114,6 @@ def consts(single):
     return k
 
 
-# floor(2/pi * 2**320) and the chunk width of vmath's float32 Payne-Hanek table
-_TWO_OVER_PI_320 = int("a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561b7246e3a424dd2e0", 16)
-_CHUNK = 27
-
-
-def payne_hanek_table():
-    """vmath's `_payne_hanek_table()` (rows G[j][E], j < 4, E the float32 biased exponent) as
-    four lists of floats; see its docstring for why x * G[j][E] is exact."""
-    g = [[0.0] * 256 for _ in range(4)]
-    for biased in range(255):
-        k = biased - 150 if biased else -149
-        if k >= -24:
-            f = (_TWO_OVER_PI_320 << k if k >= 0 else _TWO_OVER_PI_320 >> -k) % (4 << 320)
-            top, scale = 1, -k
-        else:
-            f, top, scale = _TWO_OVER_PI_320, -1, 0
-        for j in range(4):
-            low = top - _CHUNK * j - (_CHUNK - 1)
-            chunk = (f >> (320 + low)) & ((1 << _CHUNK) - 1)
-            g[j][biased] = math.ldexp(float(chunk), low + scale)
-    return g
 
 
 # erf_inv_float32's constants c0..c58, as _xla_erf_inv.py spells them (np.float32 of each)
