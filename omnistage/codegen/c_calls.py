@@ -74,17 +74,22 @@ def dtype_arg(node):
 # --- calls ------------------------------------------------------------------------------------
 
 
-def _libm(fn):
+def _float_call(c_name, what):
+    """A call of a float function of one dtype: C function `c_name(dtype)` on the operands."""
     def rule(tr, node, depth):
         args = tr.scalars(node, depth)
         dtypes = {t.dtype for _, t in args}
         if len(dtypes) != 1 or not dtypes <= set(FLOAT_NAME):
-            raise Unsupported(f"{fn} on {dtypes}")
+            raise Unsupported(f"{what} on {dtypes}")
         (dtype,) = dtypes
-        name = fn + ("f" if dtype == "float32" else "")
-        return f"{name}({', '.join(c for c, _ in args)})", Scalar(dtype)
+        return f"{c_name(dtype)}({', '.join(c for c, _ in args)})", Scalar(dtype)
 
     return rule
+
+
+def _libm(fn):
+    """NumPy's scalar function as Numba calls it: libm's, `f`-suffixed for float32."""
+    return _float_call(lambda dtype: fn + ("f" if dtype == "float32" else ""), fn)
 
 
 def _np_abs(tr, node, depth):
@@ -175,15 +180,8 @@ def _reinterpret(tr, node, depth):
 
 
 def _typed_float_helper(prefix):
-    def rule(tr, node, depth):
-        args = tr.scalars(node, depth)
-        dtypes = {t.dtype for _, t in args}
-        if len(dtypes) != 1 or not dtypes <= set(FLOAT_NAME):
-            raise Unsupported(f"{prefix} operands")
-        (dtype,) = dtypes
-        return f"{prefix}_{FLOAT_NAME[dtype]}({', '.join(c for c, _ in args)})", Scalar(dtype)
-
-    return rule
+    """A c_runtime helper per float type (`os_fmax_float`, `os_fmax_double`)."""
+    return _float_call(lambda dtype: f"{prefix}_{FLOAT_NAME[dtype]}", prefix)
 
 
 def _f2i(target):

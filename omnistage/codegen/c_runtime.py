@@ -21,10 +21,12 @@ SOURCE = r"""
 #include <string.h>
 
 #define OS_ALIGN 64
-#define OS_CHUNK ((size_t)1 << 20)
+#define OS_CHUNK ((size_t)16 << 10)
 
 typedef struct os_chunk { struct os_chunk *prev; size_t size, used; } os_chunk;
-typedef struct { os_chunk *top; os_chunk *spare; } os_arena;
+/* hint: the size of the first chunk to open (the last call's total, when it took several);
+   total: what this call's chunks add up to */
+typedef struct { os_chunk *top; os_chunk *spare; size_t hint, total; } os_arena;
 typedef struct { os_chunk *chunk; size_t used; } os_mark;
 
 #define OS_HEADER ((sizeof(os_chunk) + OS_ALIGN - 1) & ~(size_t)(OS_ALIGN - 1))
@@ -38,10 +40,13 @@ __attribute__((malloc)) static void *os_alloc(os_arena *A, size_t n) {
         if (A->spare != NULL && A->spare->size >= n) { fresh = A->spare; A->spare = NULL; }
         else {
             size_t size = n > OS_CHUNK ? n : OS_CHUNK;
+            if (A->hint > size) size = A->hint;
+            A->hint = 0;
             fresh = (os_chunk *)aligned_alloc(OS_ALIGN, OS_HEADER + size);
             if (fresh == NULL) return NULL;
             fresh->size = size;
         }
+        A->total += fresh->size;
         fresh->used = 0;
         fresh->prev = c;
         A->top = c = fresh;
@@ -70,18 +75,24 @@ static void os_reset(os_arena *A, os_mark m) {
 
 /* The biggest chunk of the last call that ended, kept for the next call (one per library,
    whichever thread takes it): a fresh chunk per call was mapped and its pages faulted in every
-   time (selu on 1e5 floats: 520 us a call instead of 37) */
+   time (selu on 1e5 floats: 520 us a call instead of 37). A call that needed several chunks
+   leaves a hint, so the next one opens a single chunk of their total, which is then kept: a
+   library holds about its program's peak, 16 KB for a small one (dropped programs keep their
+   libraries loaded; 1 MB chunks cost 1 MB each). */
 #define OS_KEEP_MAX ((size_t)64 << 20)
 static os_chunk *_Atomic os_kept = NULL;
+static _Atomic size_t os_hint = 0;
 
 static os_arena os_arena_open(void) {
-    os_arena A = {NULL, atomic_exchange(&os_kept, NULL)};
+    os_arena A = {NULL, atomic_exchange(&os_kept, NULL), atomic_load(&os_hint), 0};
     return A;
 }
 
 static void os_release(os_arena *A) {
     os_mark none = {NULL, 0};
     os_reset(A, none);
+    size_t kept = A->spare != NULL ? A->spare->size : 0;
+    if (A->total > kept && A->total <= OS_KEEP_MAX) atomic_store(&os_hint, A->total);
     if (A->spare != NULL && A->spare->size <= OS_KEEP_MAX) free(atomic_exchange(&os_kept, A->spare));
     else free(A->spare);
     A->spare = NULL;
@@ -212,20 +223,15 @@ static inline uint64_t os_f2i_uint64_double(double x) {
 OS_FMA(float, int32_t, os_fma_float32, fmaf, 0x0d000000, 0x7f800000, INT32_MAX, 31)           /* tiny 2^-101 */
 OS_FMA(double, int64_t, os_fma_float64, fma, INT64_C(0x0370000000000000), INT64_C(0x7ff0000000000000), INT64_MAX, 63)  /* 2^-968 */
 
-static inline float os_logaddexp_float(float x, float y, float log2) {
-    if (x == y) return x + log2;
-    float d = x - y;
-    if (d > 0) return x + log1pf(expf(-d));
-    if (d <= 0) return y + log1pf(expf(d));
-    return d;
-}
-static inline double os_logaddexp_double(double x, double y, double log2) {
-    if (x == y) return x + log2;
-    double d = x - y;
-    if (d > 0) return x + log1p(exp(-d));
-    if (d <= 0) return y + log1p(exp(d));
-    return d;
-}
+/* support.logaddexp: NumPy's formula in x's precision */
+#define OS_LOGADDEXP(T, S) static inline T os_logaddexp_##T(T x, T y, T log2) { \
+    if (x == y) return x + log2; \
+    T d = x - y; \
+    if (d > 0) return x + log1p##S(exp##S(-d)); \
+    if (d <= 0) return y + log1p##S(exp##S(d)); \
+    return d; }
+OS_LOGADDEXP(float, f)
+OS_LOGADDEXP(double, )
 
 /* float max/min reductions on order-preserving integer keys (support.kmax/kmin/unkey) */
 static inline int32_t os_key32(float x) {
