@@ -349,27 +349,30 @@ def _matmul(tr, node, depth):
 
 
 def _strided_copy(tr, node, depth):
-    """kernels.strided_copy(src, dst, params): each piece (ndim, *shape, src offset, *src
-    strides, dst offset, *dst strides) a loop nest with its constants; positions are flat
-    C-order ones, which are memory offsets for the contiguous arrays accepted here."""
+    """kernels.strided_copy(src, dst, params): c_runtime's os_strided_copy on the module's
+    constant params; positions are flat C-order ones, which are memory offsets for the
+    contiguous arrays accepted here."""
     if len(node.args) != 3 or not isinstance(node.args[2], ast.Name) or node.args[2].id not in tr.m.consts:
         raise Unsupported("strided_copy arguments")
-    params = [int(v) for v in tr.m.consts[node.args[2].id][2]]
+    c_params, _, params = tr.m.consts[node.args[2].id]
     (src, ts), (dst, td) = (tr.expr(x, depth) for x in node.args[:2])
     if not (isinstance(ts, Arr) and isinstance(td, Arr) and ts.contiguous and td.contiguous and ts.dtype == td.dtype):
         raise Unsupported("strided_copy operands")
     at = 0
-    while at < len(params):
-        nd = params[at]
-        shape = params[at + 1:at + 1 + nd]
-        s_pos, s_str = params[at + 1 + nd], params[at + 2 + nd:at + 2 + 2 * nd]
-        d_pos, d_str = params[at + 2 + 2 * nd], params[at + 3 + 2 * nd:at + 3 + 3 * nd]
+    while at < len(params):  # every piece inside both arrays, or the Numba path
+        nd, piece = int(params[at]), [int(v) for v in params[at:at + 3 + 3 * int(params[at])]]
+        shape, s_str, d_str = piece[1:1 + nd], piece[2 + nd:2 + 2 * nd], piece[3 + 2 * nd:]
+        if nd > 64 or any(v < 0 for v in shape):
+            raise Unsupported("strided_copy piece")
+        if all(shape):
+            for pos, strides, size in ((piece[1 + nd], s_str, ts.size), (piece[2 + 2 * nd], d_str, td.size)):
+                lo = pos + sum((d - 1) * s for d, s in zip(shape, strides) if s < 0)
+                hi = pos + sum((d - 1) * s for d, s in zip(shape, strides) if s > 0)
+                if lo < 0 or hi >= size:
+                    raise Unsupported("strided_copy piece outside its array")
         at += 3 + 3 * nd
-        if any(d == 0 for d in shape):
-            continue
-        src_t, dst_t = Arr(ts.dtype, shape, s_str), Arr(td.dtype, shape, d_str)
-        for line in copy_lines(f"({dst} + {d_pos})", dst_t, f"({src} + {s_pos})", src_t):
-            tr.emit(line, depth)
+    tr.emit(f"os_strided_copy((const char *)({src}), (char *)({dst}), {c_params}, {len(params)}, sizeof({C_TYPES[ts.dtype]}));",
+            depth)
 
 
 def _np_sign(tr, node, depth):
