@@ -145,7 +145,11 @@ def _select(tr, node, depth):
     if tc != Scalar("bool"):
         raise Unsupported("select condition")
     out = ta.dtype if ta == tb else arith_type(ta.dtype, tb.dtype, "+")
-    return f"(({c}) ? {tr.convert(a, ta.dtype, out)} : {tr.convert(b, tb.dtype, out)})", Scalar(out)
+    # both operands evaluated first, as support.select's LLVM select of two values: a C `?:`
+    # over two array reads is two conditional loads, which gcc 12 does not vectorize
+    t, x, y = C_TYPES[out], tr.fresh("_sa"), tr.fresh("_sb")
+    return (f"({{ {t} {x} = {tr.convert(a, ta.dtype, out)}; {t} {y} = {tr.convert(b, tb.dtype, out)}; "
+            f"({c}) ? {x} : {y}; }})"), Scalar(out)
 
 
 def _shift(kind):
