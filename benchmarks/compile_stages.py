@@ -14,6 +14,8 @@ innermost one), so the parts add up to the first call:
   lowering   Numba's lowering to LLVM IR
   llvm       LLVM optimization and machine code
   numba      Numba's other passes (bytecode, IR, rewrites) and its cache lookups and writes
+  to_c       the native tier's translation of the module to C (codegen/c_translate.py)
+  cc         the native tier's C compile, publishing and loading of the library (c_tier)
   other      the rest of the call (dispatch, argument handling)
 """
 import time
@@ -56,7 +58,7 @@ def _patch(module, name, stage):
 def install():
     """Wrap the stages (call before the first jit call)."""
     from omnistage import api
-    from omnistage.codegen import disk_cache, emit_cpu, executable
+    from omnistage.codegen import c_tier, c_translate, disk_cache, emit_cpu, executable
 
     api.JitFunction._trace = _timed("trace", api.JitFunction._trace)
     _patch(api, "cleanup", "passes")
@@ -65,6 +67,8 @@ def install():
     _patch(executable, "_vmath_lookup", "runtime")  # older versions
     _patch(disk_cache, "load_module", "load")
     _patch(executable, "_compile_once", "numba")
+    _patch(c_translate, "translate", "to_c")
+    _patch(c_tier, "_build", "cc")
 
     from numba.core import event
 
