@@ -84,6 +84,25 @@ def test_special_values_and_nan_propagating_max():
     _check(lambda x: xnp.exp(x) + xnp.log(xnp.abs(x)), SPECIAL, rtol=1e-6)
 
 
+def test_row_max_min_over_many_lanes_keep_nans_and_signed_zeros():
+    # rows longer than the 64 partial results (c_translate.lane_reduction), with the special
+    # values in the tail and in the body of the row
+    x = RNG.standard_normal((5, 200)).astype(np.float32)
+    x[0, 150] = np.nan
+    x[1, :] = -0.0
+    x[1, 199] = 0.0
+    x[2, :] = 0.0
+    x[2, 7] = -0.0
+    x[3, 63] = np.inf
+    x[4, 199] = -np.inf
+    x[4, :] = -np.abs(x[4, :]) - 1
+    _check(lambda x: (xnp.max(x, 1), xnp.min(x, 1), xnp.sum(x, 1)), x, exact=False)
+    got, want = _both(lambda x: (xnp.max(x, 1), xnp.min(x, 1)), x)[1:]
+    for g, w in zip(got, want):  # the bits, signed zeros included (a NaN's payload is the keys', as in Numba's build)
+        nan = np.isnan(w)
+        assert np.array_equal(np.isnan(g), nan) and g[~nan].tobytes() == w[~nan].tobytes()
+
+
 def test_reductions_over_axes():
     x = RNG.standard_normal((64, 33)).astype(np.float32)
     _check(lambda x: (xnp.sum(x, 0), xnp.sum(x, 1), xnp.mean(x), xnp.max(x, 1), xnp.argmax(x, 0), xnp.prod(x[:4], 0)), x,
