@@ -372,7 +372,7 @@ def _aval_key(aval):
     return f"{np.dtype(aval.dtype).name}{list(aval.shape)}"
 
 
-def _signature(program):
+def signature(program):
     """(inputs, outputs): lists of (shape, dtype name); inputs are the arguments then constants."""
     ins = [(tuple(a.shape), np.dtype(a.dtype).name) for a in program.in_avals]
     ins += [(tuple(np.shape(c)), np.asarray(c).dtype.name) for c in program.consts.values()]
@@ -380,12 +380,9 @@ def _signature(program):
     return ins, outs
 
 
-signature = _signature  # public: the native tier (c_tier) builds libraries of this signature
-
-
 def program_key(program):
     """The lookup key of `program`'s library (see the module docstring)."""
-    ins, outs = _signature(program)
+    ins, outs = signature(program)
     # provenance (file:line comments) is not identity: a moved line reuses the library
     text = "\0".join([program.source(with_locs=False), repr(ins), repr(outs), _sources_digest(), toolchain_key()])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -430,15 +427,15 @@ def _file_sha256(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def load(program, native_tier=False):
+def load(program, native_tier=False, key=None):
     """The AotProgram for `program` when a valid library is cached, else None.
     `native_tier`: the native tier (c_tier) asks for its own library, which is that tier's
     compiled code as Numba's cache is Numba's: loaded even when OMNISTAGE_AOT=0 turns off the
-    libraries Numba's background builder makes."""
+    libraries Numba's background builder makes. `key`: program_key(program), when known."""
     if not (enabled() or native_tier):
         return None
     try:
-        key = program_key(program)
+        key = key or program_key(program)
         record = _read_record(key)
         if record is None or "library" not in record:
             return None
@@ -461,10 +458,10 @@ def load(program, native_tier=False):
         return None
 
 
-def known_unsupported(program):
+def known_unsupported(program, key=None):
     """Whether a builder already found that `program` cannot become a library."""
     try:
-        record = _read_record(program_key(program))
+        record = _read_record(key or program_key(program))
     except Exception:  # noqa: BLE001 - a key we cannot compute is simply not known
         return False
     return record is not None and "unsupported" in record
@@ -492,7 +489,7 @@ class AotProgram:
         self._fn = getattr(lib, SYMBOL)
         self._fn.restype = ctypes.c_int32
         self._fn.argtypes = [ctypes.c_void_p]
-        ins, outs = _signature(program)
+        ins, outs = signature(program)
         self._in_dtypes = [np.dtype(dt) for _, dt in ins[: len(program.in_avals)]]
         self._outs = [(shape, np.dtype(dt)) for shape, dt in outs]
         self._consts = [np.ascontiguousarray(c) for c in program.consts.values()]  # kept alive here
@@ -642,7 +639,7 @@ def schedule_build(numba_program):
         "key": key, "module": numba_program.serial_module.__name__, "entry": numba_program.fn_name,
         # products' blocks run on the GEMM pool in a library too: only parallel loops tier up
         "parallel": parallel.threaded(numba_program.source) == "loops",
-        "signature": _signature(program), "scalar": [len(s) == 0 for s, _ in _signature(program)[0]],
+        "signature": signature(program), "scalar": [len(s) == 0 for s, _ in signature(program)[0]],
     }
     return _spawn(request)
 

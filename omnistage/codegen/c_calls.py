@@ -74,17 +74,22 @@ def dtype_arg(node):
 # --- calls ------------------------------------------------------------------------------------
 
 
-def _float_call(c_name, what):
-    """A call of a float function of one dtype: C function `c_name(dtype)` on the operands."""
+def _same_type_call(dtypes, c_name, what, result=lambda dtype: dtype):
+    """A call whose operands share one dtype of `dtypes`: C function `c_name(dtype)` on them,
+    of type `result(dtype)`."""
     def rule(tr, node, depth):
         args = tr.scalars(node, depth)
-        dtypes = {t.dtype for _, t in args}
-        if len(dtypes) != 1 or not dtypes <= set(FLOAT_NAME):
-            raise Unsupported(f"{what} on {dtypes}")
-        (dtype,) = dtypes
-        return f"{c_name(dtype)}({', '.join(c for c, _ in args)})", Scalar(dtype)
+        found = {t.dtype for _, t in args}
+        if len(found) != 1 or not found <= set(dtypes):
+            raise Unsupported(f"{what} on {found}")
+        (dtype,) = found
+        return f"{c_name(dtype)}({', '.join(c for c, _ in args)})", Scalar(result(dtype))
 
     return rule
+
+
+def _float_call(c_name, what):
+    return _same_type_call(FLOAT_NAME, c_name, what)
 
 
 def _libm(fn):
@@ -386,6 +391,28 @@ def _np_sign(tr, node, depth):
     return f"(({C_TYPES[t.dtype]})((({a}) > 0) - (({a}) < 0)))", t
 
 
+def _complex_helper(stem):
+    """support.complex_<name> / cmax / cmin: c_complex's function of the operands' type."""
+    return _same_type_call(COMPLEX_SUFFIX, lambda dtype: f"{stem}_{COMPLEX_SUFFIX[dtype]}", stem,
+                           result=lambda dtype: COMPLEX_PART[dtype] if stem == "os_cabs" else dtype)
+
+
+def _np_conj(tr, node, depth):
+    ((a, t),) = tr.scalars(node, depth, 1)
+    if t.dtype in COMPLEX_SUFFIX:
+        return f"os_cconj_{COMPLEX_SUFFIX[t.dtype]}({a})", t
+    return a, t  # a real number is its own conjugate
+
+
+def _complex(tr, node, depth):
+    """Python's complex(re, im): a complex128 (the emitter casts it to its dtype)."""
+    args = tr.scalars(node, depth, 2)
+    if any(t.dtype in COMPLEX_PART for _, t in args):
+        raise Unsupported("complex() of complex parts")
+    re, im = (tr.convert(c, t.dtype, "float64") for c, t in args)
+    return f"os_c128_make({re}, {im})", Scalar("complex128")
+
+
 KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy}
 
 CALLS = {
@@ -408,6 +435,8 @@ CALLS = {
     "_rt.reinterpret": _reinterpret, "_rt.popcount": _popcount,
     **{f"_rt.f2i_{t}": _f2i(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
     "np.abs": _np_abs, "abs": _np_abs, "np.isfinite": _np_isfinite, "np.sign": _np_sign,
+    **{f"_rt.{name}": _complex_helper(stem) for name, stem in c_complex.NAMES.items()},
+    "np.conj": _np_conj, "complex": _complex,
 }
 
 
@@ -418,40 +447,3 @@ def rule_for(name):
         fn = LIBM.get(name[3:]) or LIBM2.get(name[3:])
         rule = fn and _libm(fn)
     return rule
-
-
-def _complex_helper(stem):
-    """support.complex_<name> / cmax / cmin: c_complex's function of the operands' type."""
-    def rule(tr, node, depth):
-        args = tr.scalars(node, depth)
-        dtypes = {t.dtype for _, t in args}
-        if len(dtypes) != 1 or not dtypes <= set(COMPLEX_SUFFIX):
-            raise Unsupported(f"{stem} operands")
-        (dtype,) = dtypes
-        out = COMPLEX_PART[dtype] if stem == "os_cabs" else dtype
-        return f"{stem}_{COMPLEX_SUFFIX[dtype]}({', '.join(c for c, _ in args)})", Scalar(out)
-
-    return rule
-
-
-def _np_conj(tr, node, depth):
-    ((a, t),) = tr.scalars(node, depth, 1)
-    if t.dtype in COMPLEX_SUFFIX:
-        return f"os_cconj_{COMPLEX_SUFFIX[t.dtype]}({a})", t
-    return a, t  # a real number is its own conjugate
-
-
-CALLS.update({f"_rt.{name}": _complex_helper(stem) for name, stem in c_complex.NAMES.items()})
-CALLS["np.conj"] = _np_conj
-
-
-def _complex(tr, node, depth):
-    """Python's complex(re, im): a complex128 (the emitter casts it to its dtype)."""
-    args = tr.scalars(node, depth, 2)
-    if any(t.dtype in COMPLEX_PART for _, t in args):
-        raise Unsupported("complex() of complex parts")
-    re, im = (tr.convert(c, t.dtype, "float64") for c, t in args)
-    return f"os_c128_make({re}, {im})", Scalar("complex128")
-
-
-CALLS["complex"] = _complex

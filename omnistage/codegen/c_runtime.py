@@ -114,8 +114,7 @@ OS_FMAXMIN(float, int32_t, fmin, b < a, |) OS_FMAXMIN(double, int64_t, fmin, b <
 static inline int64_t os_idiv(int64_t a, int64_t b) {
     if (b == 0) return (int64_t)((uint64_t)a - (uint64_t)a) - 1;
     if (b == -1) return (int64_t)(0 - (uint64_t)a);
-    int64_t q = a / b;  /* C truncates, as the floor-then-correct of support.idiv */
-    return q;
+    return a / b;  /* C truncates, as the floor-then-correct of support.idiv */
 }
 static inline uint64_t os_udiv(uint64_t a, uint64_t b) { return b == 0 ? ~(uint64_t)0 : a / b; }
 static inline int64_t os_irem(int64_t a, int64_t b) {

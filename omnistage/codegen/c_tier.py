@@ -34,7 +34,7 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
+import warnings
 
 from . import aot, blas_table, c_translate, c_vmath, compile_log, memory_check, narrow_floats, parallel
 
@@ -47,7 +47,6 @@ FLAGS = ("-O2", "-fvect-cost-model=dynamic", "-march=native", "-ffp-contract=off
          "-fno-trapping-math", "-fwrapv", "-fno-strict-aliasing",
          "-fPIC", "-shared")
 _declined = {}  # program key -> why this process found it untranslatable (OMNISTAGE_AOT_DEBUG prints it)
-_lock = threading.Lock()
 
 
 def enabled():
@@ -66,24 +65,29 @@ def compile_program(program):
         key = aot.program_key(program)
     except Exception:  # noqa: BLE001 - no key, no library
         return None
-    if key in _declined or aot.known_unsupported(program):
+    if key in _declined or aot.known_unsupported(program, key):
         return None
-    cached = aot.load(program, native_tier=True)  # this tier's library from an earlier process
-    if cached is not None:
-        return cached
-    source = translated = None
+    if not aot.enabled():  # else the caller's aot.load already looked for this tier's library
+        cached = aot.load(program, native_tier=True, key=key)
+        if cached is not None:
+            return cached
     try:
         from .emit_cpu import Unsupported as NoLowering, emit_module
 
         source, entry = emit_module(program, c_vmath.lookup, threads=None)
         compile_log.note_source(source)
+        if parallel.likely_enabled() and _numba_would_thread(source, entry):
+            # its big loops run on every core in the Numba build (and a compile is small beside them)
+            return _decline(key, program, "the Numba build runs its loops on threads")
         ins, outs = aot.signature(program)
         translated, uses_gemm = c_translate.translate(source, entry, ins, outs, c_vmath.NAMES.values())
     except (c_translate.Unsupported, NoLowering) as e:
         return _decline(key, program, f"{type(e).__name__}: {e}")
-    if parallel.likely_enabled() and _numba_would_thread(source, entry):
-        # its big loops run on every core in the Numba build (and a compile is small beside them)
-        return _decline(key, program, "the Numba build runs its loops on threads")
+    except Exception as e:  # noqa: BLE001 - a translator bug must not cost the user their result
+        warnings.warn(f"omnistage: translating {program.name!r} to C failed ({type(e).__name__}: {e}); "
+                      f"compiling it with Numba instead. Please report this with the output of "
+                      f"jit(f).lower(...).as_text().", RuntimeWarning, stacklevel=2)
+        return _decline(key, program, f"{type(e).__name__}: {e}")
     if uses_gemm and not blas_table.fill():
         return _decline(key, program, "no BLAS")
     memory_check.check_source(source, program.name)  # an array bigger than the machine: say where
@@ -94,21 +98,19 @@ def compile_program(program):
 
 
 def _build(program, key, cc, translated, uses_gemm):
-    with _lock, tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
+    with tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
         digest = hashlib.sha256("\0".join([translated, *cc, *FLAGS]).encode()).hexdigest()[:32]
-        src, lib = os.path.join(work, "program.c"), os.path.join(work, f"omnistage_c_{digest}.so")
-        with open(src, "w", encoding="utf-8") as f:
+        lib = f"omnistage_c_{digest}.so"
+        with open(os.path.join(work, "program.c"), "w", encoding="utf-8") as f:
             f.write(translated)
-        done = subprocess.run([*cc, *FLAGS, "-o", os.path.basename(lib), "program.c", "-lm"], cwd=work,
-                              capture_output=True, text=True)
+        done = subprocess.run([*cc, *FLAGS, "-o", lib, "program.c", "-lm"], cwd=work, capture_output=True, text=True)
         if done.returncode != 0:  # a translation the compiler rejects is our bug: Numba's path still works
             errors = [line for line in done.stderr.splitlines() if "error" in line]
             return _decline(key, program, f"the C compiler failed: {' | '.join(errors[:3])}", translated)
-        aot.publish(key, lib, os.path.basename(lib), {"blas_table": uses_gemm, "pooled": uses_gemm, "tier": "c"})
-    loaded = aot.load(program, native_tier=True)
+        aot.publish(key, os.path.join(work, lib), lib, {"blas_table": uses_gemm, "pooled": uses_gemm, "tier": "c"})
+    loaded = aot.load(program, native_tier=True, key=key)
     if loaded is not None:
         loaded.cache_status = "compiled (cache miss) by the C compiler"
-        loaded.c_source = translated
     return loaded
 
 

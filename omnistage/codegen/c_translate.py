@@ -186,11 +186,9 @@ class FunctionTranslator:
         return name
 
     def c(self, name):
-        """The C name of local `name`'s current binding (Python names get a prefix no
-        temporary has; a reduction's accumulator is its partial sum inside lane_reduction)."""
-        if name in self.lanes:
-            return self.lanes[name]
-        return name if name in self.temps else self.versions.get(name, f"v_{name}")
+        """The C name of local `name`'s current binding (a reduction's accumulator is its
+        partial result inside lane_reduction)."""
+        return self.lanes.get(name) or self.c_outer(name)
 
     def declare(self, name, t):
         """Give `name` type `t` from here on. A name bound again with another type outside
@@ -214,6 +212,7 @@ class FunctionTranslator:
             self.types[fresh] = t
 
     def c_outer(self, name):
+        """The C variable of `name` (Python names get a prefix no temporary has)."""
         return name if name in self.temps else self.versions.get(name, f"v_{name}")
 
     def _rebindable(self, name):
@@ -230,10 +229,27 @@ class FunctionTranslator:
         return True
 
     def outside(self, loop):
+        """Names the function uses outside `loop`'s body: in every statement not containing
+        it, in the tests and ranges of the statements around it, and in its own test."""
         if loop not in self._outside:
-            names = names_in([s for s in self.node.body if s is not loop and not _contains(s, loop)])
-            names |= names_in([loop.test]) if isinstance(loop, ast.While) else set()
-            self._outside[loop] = names | self._names_around(loop)
+            names = names_in([loop.test]) if isinstance(loop, ast.While) else set()
+
+            def visit(stmts):
+                for s in stmts:
+                    if s is loop:
+                        continue
+                    if not _contains(s, loop):
+                        names.update(names_in([s]))
+                        continue
+                    for field in ("body", "orelse"):
+                        visit(getattr(s, field, None) or [])
+                    if isinstance(s, (ast.While, ast.If)):
+                        names.update(names_in([s.test]))
+                    if isinstance(s, ast.For):
+                        names.update(names_in([s.iter]))
+
+            visit(self.node.body)
+            self._outside[loop] = names
         return self._outside[loop]
 
     def emit(self, line, depth):
@@ -413,7 +429,8 @@ class FunctionTranslator:
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise Unsupported("augmented operator")
-        load = ast.copy_location(ast.BinOp(left=_as_load(node.target), op=node.op, right=node.value), node)
+        # the target read as an operand (expressions do not look at a node's ctx)
+        load = ast.copy_location(ast.BinOp(left=node.target, op=node.op, right=node.value), node)
         self.s_Assign(ast.Assign(targets=[node.target], value=load), depth)
 
     def s_If(self, node, depth):
@@ -432,10 +449,8 @@ class FunctionTranslator:
         self.emit("}", depth)
 
     def s_For(self, node, depth):
-        if node.orelse or not isinstance(node.target, ast.Name) or not is_call_to(node.iter, "range", "numba.prange"):
+        if node.orelse or not isinstance(node.target, ast.Name) or not is_call_to(node.iter, "range"):
             raise Unsupported(f"for loop {ast.unparse(node.iter)[:40]}")
-        if dotted(node.iter.func) == "numba.prange":
-            raise Unsupported("parallel loop")
         args = node.iter.args
         if node.iter.keywords or not 1 <= len(args) <= 3:
             raise Unsupported("range arguments")
@@ -465,9 +480,9 @@ class FunctionTranslator:
     def lane_reduction(self, node, reductions, var, lo, hi, depth):
         """A reduction loop (`acc = _rt.radd(acc, x)`, whose step may be reassociated:
         support.py; or a max/min of keys, exact in any order) as LANES partial results,
-        element i into partial result i % LANES, combined pairwise at the end: the C compiler vectorizes the independent partial sums without
-        reassociating anything, the result does not depend on the vector width, and it is
-        as accurate as XLA's tree (a sequential float32 row sum was 8 ulp off on mnist's
+        element i into partial result i % LANES, combined pairwise at the end: the C compiler
+        vectorizes the independent partial results without reassociating anything, the result
+        does not depend on the vector width, and a sum is as accurate as XLA's tree (a sequential float32 row sum was 8 ulp off on mnist's
         7.8M-term sum, the test's bound is 2)."""
         lanes, j, base, full = {}, self.fresh("_j"), self.fresh("_b"), self.fresh("_full")
         for name in (j, base, full):
@@ -543,16 +558,14 @@ class FunctionTranslator:
         # the body allocates: its iteration's memory is released at the end of the iteration,
         # after the arrays that live on (read after the loop or in the next iteration) are
         # copied into slots allocated here, two per value, used in turn
-        inside = _assigned_in(body)
-        outside = self.outside(node)
-        carried = sorted(n for n in inside & outside if isinstance(self.types.get(self.c(n)), Arr) or self.c(n) not in self.types)
         # types of values first assigned in the body are known only after translating it once
         saved = (list(self.lines), self.tmp, dict(self.versions))
         self._test(test, depth + 1)
         for s in body:
             self.stmt(s, depth + 1)
-        self.lines, self.tmp, self.versions = saved[0], saved[1], saved[2]
-        carried = [n for n in carried if isinstance(self.types.get(self.c(n)), Arr)]
+        self.lines, self.tmp, self.versions = saved
+        inside = _assigned_in(body)
+        carried = sorted(n for n in inside & self.outside(node) if isinstance(self.types.get(self.c(n)), Arr))
         if carried and _may_alias_written(body, inside) & set(carried):
             # a copy taken at the end of an iteration would miss a later write Python would see
             raise Unsupported("a loop-carried array may view an array the loop writes")
@@ -585,30 +598,6 @@ class FunctionTranslator:
         self.emit(f"{parity} ^= 1;", depth + 1)
         self.emit(f"os_reset(A, {mark});", depth + 1)
         self.emit("}", depth)
-
-    def _names_around(self, loop):
-        """Names used in the statements enclosing `loop` other than `loop` itself (a nested
-        loop's values that the outer loop's body reads)."""
-        names = set()
-
-        def visit(stmts):
-            for s in stmts:
-                if s is loop:
-                    continue
-                if _contains(s, loop):
-                    for field in ("body", "orelse"):
-                        inner = getattr(s, field, None)
-                        if inner:
-                            visit(inner)
-                    if isinstance(s, (ast.While, ast.If)):
-                        names.update(names_in([s.test]))
-                    if isinstance(s, ast.For):
-                        names.update(names_in([s.iter]))
-                else:
-                    names.update(names_in([s]))
-
-        visit(self.node.body)
-        return names
 
     # --- expressions ----------------------------------------------------------------------
 
@@ -897,11 +886,6 @@ class FunctionTranslator:
         ct = C_TYPES[t.dtype]
         self.emit(f"{tmp} = ({ct} *)os_alloc(A, {max(t.size, 1)} * sizeof({ct})); if (!{tmp}) goto os_fail;", depth)
         return tmp
-
-
-def _as_load(target):
-    node = ast.parse(ast.unparse(target), mode="eval").body
-    return node
 
 
 # reduction steps lane_reduction splits into partial results: radd/rmul may be reassociated
