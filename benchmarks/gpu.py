@@ -6,8 +6,9 @@ CuPy's equivalent and to JAX on the GPU when those are installed.
     python benchmarks/gpu.py --quick    # small sizes, few repeats
 
 Without a usable NVIDIA GPU it prints why and exits with status 0 (nothing to measure). Timings
-are medians of repeated calls on device-resident inputs, each synchronized, after a warm-up
-call (compilation is not timed).
+are medians of repeated calls on device-resident inputs, each synchronized; the first call
+(compilation included) is its own column. A failing implementation prints its error in its row
+and the script exits with status 1.
 """
 import argparse
 import os
@@ -49,15 +50,18 @@ def peak_bandwidth(name):
 
 
 def timed(fn, sync, repeats):
+    """(first call's seconds, compile included; median of the next `repeats` calls)."""
+    t0 = time.perf_counter()
     fn()
     sync()
+    first = time.perf_counter() - t0
     samples = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
         sync()
         samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
+    return first, statistics.median(samples)
 
 
 # --- the workloads: (name, what, bytes moved, flops, builders) ------------------------------------
@@ -126,6 +130,8 @@ def runners(builder, args):
         out["cupy"] = (lambda: cf(*cargs), lambda: cp.cuda.Device().synchronize())
     except ImportError:
         pass
+    except Exception as e:  # noqa: BLE001 - a broken CuPy install: say so, measure the rest
+        print(f"cupy not measured: {type(e).__name__}: {e}", file=sys.stderr)
     try:
         import jax
 
@@ -142,6 +148,8 @@ def runners(builder, args):
             out["jax"] = (call, lambda: holder.get("r") is not None and holder["r"].block_until_ready())
     except ImportError:
         pass
+    except Exception as e:  # noqa: BLE001 - a broken JAX install: say so, measure the rest
+        print(f"jax not measured: {type(e).__name__}: {e}", file=sys.stderr)
     return out
 
 
@@ -156,15 +164,21 @@ def main(argv=None):
     peak = peak_bandwidth(name)
     repeats = 5 if opts.quick else 20
     print(f"device: {name} (peak DRAM bandwidth {f'{peak:.0f} GB/s' if peak else 'unknown'})")
-    print(f"{'case':<12} {'impl':<10} {'time':>10} {'GB/s':>8} {'% peak':>7} {'TFLOP/s':>8}  what")
+    print(f"{'case':<12} {'impl':<10} {'first':>9} {'time':>10} {'GB/s':>8} {'% peak':>7} {'TFLOP/s':>8}  what")
+    failed = 0
     for case, what, builder, args, nbytes, flops in cases(opts.quick):
         for impl, (call, sync) in runners(builder, args).items():
-            t = timed(call, sync, repeats)
+            try:
+                first, t = timed(call, sync, repeats)
+            except Exception as e:  # noqa: BLE001 - one failing implementation must not hide the rest
+                failed += 1
+                print(f"{case:<12} {impl:<10} failed: {type(e).__name__}: {str(e).splitlines()[0][:150] if str(e) else ''}")
+                continue
             gbs = nbytes / t / 1e9
             pct = f"{100 * gbs / peak:6.1f}%" if peak else "      -"
             tflops = f"{flops / t / 1e12:8.2f}" if flops else "       -"
-            print(f"{case:<12} {impl:<10} {t * 1e3:8.3f}ms {gbs:8.1f} {pct} {tflops}  {what}")
-    return 0
+            print(f"{case:<12} {impl:<10} {first:8.3f}s {t * 1e3:8.3f}ms {gbs:8.1f} {pct} {tflops}  {what}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

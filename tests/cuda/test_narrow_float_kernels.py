@@ -146,11 +146,22 @@ def test_a_bfloat16_gpu_array_is_not_shared_under_another_dtype():
     assert np.asarray(bits).tobytes() == np.array([1.0, 2.5], BF16).tobytes()
 
 
+def _gpu_nans(a):
+    """float16 `a` with every NaN as 0x7FFF: what a GPU's arithmetic makes of any NaN (IEEE
+    leaves the payload open; the CPU keeps the operand's, NVIDIA's cores give one canonical NaN)."""
+    bits = a.view(np.uint16).copy()
+    bits[np.isnan(a)] = 0x7FFF
+    return bits.view(np.float16)
+
+
 @pytest.mark.parametrize("f, x, want", WIDTH_CHANGING_BITCASTS)
 def test_width_changing_bitcasts_of_narrow_floats_have_kernels(f, x, want):
     assert "runs on the host" not in _source(f, x) and "host_call" not in _source(f, x)
     (got,) = _cuda(f, x)
-    assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if f is WIDTH_CHANGING_BITCASTS[0][0] and not runtime.SIMULATED:  # x * 2 on a NaN, then its bits
+        want = _gpu_nans(x * 2).view(np.float32).reshape(want.shape)
+    assert got.tobytes() == want.tobytes()  # a bitcast alone keeps every bit, NaN payloads too
 
 
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])

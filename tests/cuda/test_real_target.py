@@ -57,3 +57,29 @@ def test_without_a_gpu_cuda_requests_fail_with_one_sentence():
         assert 'pip install -e ".[cuda]"' in message and "backend='cpu'" in message
         assert "\n" not in message and message.count(". ") <= 1  # one sentence, no CUDA internals
     assert lines[3] == "[CpuDevice(id=0)]"
+
+
+def test_a_cuda_target_that_cannot_load_beside_this_numpy_is_named_before_any_kernel(monkeypatch):
+    # seen on an H200 image: numba-cuda 0.30.4 beside NumPy 2.5 fails at its first kernel compile
+    # with "module 'numpy' has no attribute 'row_stack'"; check() must say so in one sentence
+    import importlib
+    import types
+
+    from omnistage.codegen.cuda import runtime
+
+    real_import = importlib.import_module
+
+    def import_module(name, *args):
+        if name == "numba.cuda.cudaimpl":
+            raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+        return real_import(name, *args)
+
+    monkeypatch.setattr(runtime, "SIMULATED", False)
+    monkeypatch.setattr(runtime, "cuda", types.SimpleNamespace(is_available=lambda: True))
+    monkeypatch.setattr(importlib, "import_module", import_module)
+    reason = runtime._probe.__wrapped__()
+    assert "fails to load with NumPy" in reason and "row_stack" in reason
+    monkeypatch.setattr(runtime, "_probe", lambda: reason)
+    with pytest.raises(runtime.CudaUnavailableError, match="install a NumPy release it supports") as e:
+        runtime.check()
+    assert "\n" not in str(e.value)

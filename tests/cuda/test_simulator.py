@@ -64,7 +64,8 @@ def test_kernels_are_cached_on_disk_next_to_their_module():
 
 
 def test_large_reductions_use_a_second_pass_and_are_reproducible():
-    x = np.random.default_rng(3).standard_normal((1, 300)).astype(np.float32)
+    n = max(300, 3 * runtime.THREADS_PER_BLOCK * runtime.ITEMS_PER_THREAD)  # several blocks' worth
+    x = np.random.default_rng(3).standard_normal((1, n)).astype(np.float32)
     f = omnistage.jit(lambda x: x.sum(), backend="cuda")
     text = f.lower(x).compile().as_text()
     assert "pass 2" in text and "cuda.shared.array" in text and "atomic" not in text

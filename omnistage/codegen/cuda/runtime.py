@@ -52,7 +52,7 @@ def _probe():
     except Exception as e:  # noqa: BLE001 - any driver failure means "not usable"
         return f"the CUDA driver failed to start ({type(e).__name__}: {_first_line(e)}); check the NVIDIA driver installation"
     if available:
-        return None
+        return _target_loads()
     error = cuda.cuda_error()
     text = str(error or "")
     if "driver library cannot be found" in text or "libcuda" in text:
@@ -60,6 +60,27 @@ def _probe():
     if "no CUDA-capable device" in text or "CUDA_ERROR_NO_DEVICE" in text or not text.strip():
         return "the NVIDIA driver found no CUDA-capable GPU"
     return f"CUDA could not be initialized ({_first_line(text)})"
+
+
+def _target_loads():
+    """None when Numba's CUDA lowering imports, else why not. It is imported at the first kernel
+    compile, and a numba-cuda release older than the NumPy beside it fails there (numba-cuda
+    0.30.4 with NumPy 2.5: `np.row_stack` is gone), which would surface as an AttributeError
+    from deep inside the first jitted call."""
+    import importlib
+
+    try:
+        importlib.import_module("numba.cuda.cudaimpl")
+    except Exception as e:  # noqa: BLE001 - any failure here means no kernel can be compiled
+        try:
+            from importlib.metadata import version
+
+            target = f"numba-cuda {version('numba-cuda')}"
+        except Exception:  # noqa: BLE001 - a Numba that bundles its CUDA target
+            target = "numba.cuda"
+        return (f"Numba's CUDA target ({target}) fails to load with NumPy {np.__version__} "
+                f"({type(e).__name__}: {_first_line(e)}); install a NumPy release it supports")
+    return None
 
 
 def _first_line(e):
@@ -260,12 +281,15 @@ def _dense(array):
     return dense
 
 
+# Both directions move bits, never convert values: the GPU's float16 <-> float32 conversion
+# (cvt) turns every NaN into 0x7FFF, so a bitcast of a float16 parameter or result would lose
+# its NaN's payload, which the CPU backend and NumPy's views keep (seen on an H200).
 def from_narrow(array, dtype):
     """The float32 values a program computed in float32 (`narrow_floats`) takes for its
     float16/bfloat16 (`dtype`) parameter held in device array `array` (exact, on the device)."""
     if np.dtype(dtype).name == "bfloat16":
         return _map_bits(array, np.float32, "bfloat16_from_bits")
-    return astype(array, np.float32)
+    return _map_bits(_dense(array).view(np.uint16), np.float32, "float16_from_bits")
 
 
 def to_narrow(array, dtype):
@@ -273,7 +297,7 @@ def to_narrow(array, dtype):
     holds `dtype` (`storage_dtype`; exact, on the device)."""
     if np.dtype(dtype).name == "bfloat16":
         return _map_bits(array, storage_dtype(dtype), "bfloat16_to_bits")
-    return astype(array, dtype)
+    return _map_bits(array, np.uint16, "float16_to_bits").view(np.float16)
 
 
 def _map_bits(array, dtype, helper):
@@ -286,7 +310,8 @@ def _map_bits(array, dtype, helper):
 
 @functools.lru_cache(maxsize=None)
 def _bits_kernel(helper):
-    """dst[i] = device_support.<helper>(src[i]) over flat arrays: bfloat16's bits <-> float32."""
+    """dst[i] = device_support.<helper>(src[i]) over flat arrays: float16's or bfloat16's bits
+    <-> float32."""
     from . import device_support
 
     convert = getattr(device_support, helper)
@@ -300,8 +325,7 @@ def _bits_kernel(helper):
 
 
 def astype(array, dtype):
-    """A device array's values as `dtype` (a new device array): float16 parameters and results
-    of a program computed in float32 (`narrow_floats`), converted exactly, on the device (CuPy's
+    """A device array's values as `dtype` (a new device array), converted on the device (CuPy's
     astype, or a copy kernel whose assignment casts)."""
     dtype = np.dtype(dtype)
     if SIMULATED:  # the simulator's device arrays are host memory
