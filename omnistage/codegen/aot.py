@@ -65,7 +65,7 @@ import warnings
 
 import numpy as np
 
-from . import aot_trust, blas_table, blas_threads, cache_integrity, disk_cache, gemm_pool, mpi_handles, narrow_floats, parallel
+from . import aot_trust, blas_table, blas_threads, cache_integrity, disk_cache, gemm_pool, lapack_table, mpi_handles, narrow_floats, parallel
 
 FORMAT = 1
 SYMBOL = "omnistage_aot_main"
@@ -295,7 +295,7 @@ _RUNTIME_SYMBOLS = frozenset({
 _FORBIDDEN_PREFIXES = ("numba_", "NRT_", "_ZN", "rf_")
 _PYTHON_API_PREFIXES = ("Py", "_Py")
 
-_TABLES = (mpi_handles, blas_table)  # process-wide tables compiled code reads by symbol
+_TABLES = (mpi_handles, blas_table, lapack_table)  # process-wide tables compiled code reads by symbol
 
 _lock = threading.Lock()
 _builder = None  # this process's builder (a subprocess.Popen), started on first use

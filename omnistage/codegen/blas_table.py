@@ -51,10 +51,10 @@ def fill():
     global _filled
     with _lock:
         if not _filled:
-            found = _from_bundled_openblas() or _from_cython_capsules()
+            found = find([f"{kind}gemm" for kind in KINDS], "cython_blas")
             if found:
                 for i, kind in enumerate(KINDS):
-                    table[i] = found[kind]
+                    table[i] = found[f"{kind}gemm"]
                 _filled = True
                 _mirrors.sync()
     return _filled
@@ -105,21 +105,27 @@ def _bundled_paths():
     return [os.path.join(libs, n) for n in names if "openblas" in n and ".so" in n]
 
 
-def _from_bundled_openblas():
+def find(names, cython_module):
+    """{name: address} of the Fortran BLAS/LAPACK functions `names` ('dgemm', 'zgeev') that
+    `scipy.linalg.<cython_module>` wraps, or None unless every one is found: from SciPy's
+    bundled OpenBLAS when it is there, else from the module's Cython capsules."""
+    return _from_bundled_openblas(names) or _from_cython_capsules(names, cython_module)
+
+
+def _from_bundled_openblas(names):
     for lib in libraries():
         for prefix in ("scipy_", ""):
             try:
-                return {kind: ctypes.cast(getattr(lib, f"{prefix}{kind}gemm_"), ctypes.c_void_p).value
-                        for kind in KINDS}
+                return {name: ctypes.cast(getattr(lib, f"{prefix}{name}_"), ctypes.c_void_p).value for name in names}
             except AttributeError:
                 continue
     return None
 
 
-def _from_cython_capsules():
-    """The functions `scipy.linalg.cython_blas` exports to Cython (what Numba's helper reads)."""
+def _from_cython_capsules(names, cython_module):
+    """The functions `scipy.linalg.<cython_module>` exports to Cython (what Numba's helper reads)."""
     try:
-        from scipy.linalg import cython_blas
+        module = importlib.import_module(f"scipy.linalg.{cython_module}")
     except ImportError:
         return None
     get_name = ctypes.pythonapi.PyCapsule_GetName
@@ -127,9 +133,9 @@ def _from_cython_capsules():
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
     get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     found = {}
-    for kind in KINDS:
-        capsule = cython_blas.__pyx_capi__.get(f"{kind}gemm")
+    for name in names:
+        capsule = module.__pyx_capi__.get(name)
         if capsule is None:
             return None
-        found[kind] = get_pointer(capsule, get_name(capsule))
+        found[name] = get_pointer(capsule, get_name(capsule))
     return found

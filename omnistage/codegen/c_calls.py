@@ -413,7 +413,29 @@ def _complex(tr, node, depth):
     return f"os_c128_make({re}, {im})", Scalar("complex128")
 
 
-KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy}
+def _eig(tr, node, depth):
+    """kernels.eig(a, w, vl, vr) on a (b, n, n) float64/complex128 stack (c_lapack.os_eig):
+    vl and vr have a batch entry per matrix when their vectors are wanted, else none."""
+    if len(node.args) != 4:
+        raise Unsupported("eig arguments")
+    (a, ta), (w, tw), (vl, tvl), (vr, tvr) = (tr.expr(x, depth) for x in node.args)
+    if not all(isinstance(t, Arr) for t in (ta, tw, tvl, tvr)) or len(ta.shape) != 3:
+        raise Unsupported("eig operands")
+    b, n, n2 = ta.shape
+    if ta.dtype not in ("float64", "complex128") or n != n2 or n >= 2 ** 15:
+        raise Unsupported(f"eig of {ta.dtype}{list(ta.shape)}")
+    for t, shapes in ((tw, [(b, n)]), (tvl, [(b, n, n), (0, n, n)]), (tvr, [(b, n, n), (0, n, n)])):
+        if t.dtype != "complex128" or t.shape not in shapes or not t.contiguous:
+            raise Unsupported("eig outputs")
+    if not ta.contiguous:
+        a, ta = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
+    tr.m.uses_lapack = True
+    left, vectors = int(tvl.shape[0] == b and b > 0), int(tvr.shape[0] == b and b > 0)
+    tr.emit(f"if (os_eig({a}, {int(ta.dtype == 'float64')}, {b}, {n}, {w}, {vl}, {left}, {vr}, {vectors}) < 0) goto os_fail;",
+            depth)
+
+
+KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig}
 
 CALLS = {
     "_rt.empty": _empty, "_rt.full": _full, "_rt.copy": _copy, "_rt.astype": _astype,

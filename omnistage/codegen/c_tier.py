@@ -36,7 +36,7 @@ import sys
 import tempfile
 import warnings
 
-from . import aot, blas_table, c_translate, c_vmath, compile_log, memory_check, narrow_floats, parallel
+from . import aot, blas_table, c_translate, c_vmath, compile_log, lapack_table, memory_check, narrow_floats, parallel
 
 # no contraction: a*b+c rounds twice, as NumPy's and the interpreter's arithmetic do; -fwrapv:
 # integer arithmetic wraps as LLVM's does; no errno: sqrt is one instruction; -O2's default
@@ -80,7 +80,7 @@ def compile_program(program):
             # its big loops run on every core in the Numba build (and a compile is small beside them)
             return _decline(key, program, "the Numba build runs its loops on threads")
         ins, outs = aot.signature(program)
-        translated, uses_gemm = c_translate.translate(source, entry, ins, outs, c_vmath.NAMES.values())
+        translated, uses_gemm, uses_lapack = c_translate.translate(source, entry, ins, outs, c_vmath.NAMES.values())
     except (c_translate.Unsupported, NoLowering) as e:
         return _decline(key, program, f"{type(e).__name__}: {e}")
     except Exception as e:  # noqa: BLE001 - a translator bug must not cost the user their result
@@ -90,14 +90,16 @@ def compile_program(program):
         return _decline(key, program, f"{type(e).__name__}: {e}")
     if uses_gemm and not blas_table.fill():
         return _decline(key, program, "no BLAS")
+    if uses_lapack and not lapack_table.fill():
+        return _decline(key, program, "no LAPACK")
     memory_check.check_source(source, program.name)  # an array bigger than the machine: say where
     try:
-        return _build(program, key, cc, translated, uses_gemm)
+        return _build(program, key, cc, translated, uses_gemm, uses_lapack)
     except OSError as e:  # an unusable cache directory, a full disk: the Numba path says so once and compiles in memory
         return _decline(key, program, f"{type(e).__name__}: {e}")
 
 
-def _build(program, key, cc, translated, uses_gemm):
+def _build(program, key, cc, translated, uses_gemm, uses_lapack):
     with tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
         digest = hashlib.sha256("\0".join([translated, *cc, *FLAGS]).encode()).hexdigest()[:32]
         lib = f"omnistage_c_{digest}.so"
@@ -107,7 +109,8 @@ def _build(program, key, cc, translated, uses_gemm):
         if done.returncode != 0:  # a translation the compiler rejects is our bug: Numba's path still works
             errors = [line for line in done.stderr.splitlines() if "error" in line]
             return _decline(key, program, f"the C compiler failed: {' | '.join(errors[:3])}", translated)
-        aot.publish(key, os.path.join(work, lib), lib, {"blas_table": uses_gemm, "pooled": uses_gemm, "tier": "c"})
+        aot.publish(key, os.path.join(work, lib), lib, {"blas_table": uses_gemm, "lapack_table": uses_lapack, "pooled": uses_gemm,
+                                                        "tier": "c"})
     loaded = aot.load(program, native_tier=True, key=key)
     if loaded is not None:
         loaded.cache_status = "compiled (cache miss) by the C compiler"

@@ -19,7 +19,7 @@ import ast
 
 import numpy as np
 
-from . import c_calls, c_complex, c_runtime, c_vmath
+from . import c_calls, c_complex, c_lapack, c_runtime, c_vmath
 from .c_calls import dotted, index_elts, is_call_to, static_int
 from .c_types import (C_TYPES, COMPLEX_PART, COMPLEX_SUFFIX, FLOAT_NAME, NP_TYPES, Arr, Scalar, Tup, Unsupported,
                       arith_type, c_literal, convert_code, copy_lines, is_int, same_type, wide)
@@ -69,6 +69,7 @@ class Module:
         self.specs = {}  # (name, arg types) -> (c name, result types)
         self.decls = []  # C definitions, callees first
         self.uses_gemm = False
+        self.uses_lapack = False  # c_lapack's runtime is prepended (and lapack_table mirrored)
         for node in self.tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
@@ -123,7 +124,8 @@ def translate(source, entry, in_types, out_types, vmath_names):
     vmath kernels, the translated functions and `int32_t omnistage_aot_main(void **buffers)`
     (aot's ABI: inputs, then constants, then outputs, each a pointer to C-ordered data; rank-0
     values are read from and written to their buffer). `in_types`/`out_types` are
-    (shape, dtype name) pairs. Raises Unsupported."""
+    (shape, dtype name) pairs. Returns (source, whether it calls BLAS, whether it calls
+    LAPACK). Raises Unsupported."""
     module = Module(source, vmath_names)
     arg_types = [Scalar(dt) if len(shape) == 0 else Arr(dt, shape) for shape, dt in in_types]
     c_name, results = module.function(entry, arg_types)
@@ -150,8 +152,9 @@ def translate(source, entry, in_types, out_types, vmath_names):
         else:
             lines.extend(f"    {line}" for line in copy_lines(f"({ct} *){slot}", Arr(t.dtype, t.shape), f"r{k}", t))
     lines += ["    os_release(&arena);", "    return 0;", "}"]
-    parts = [c_runtime.SOURCE, c_complex.SOURCE, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
-    return "\n\n".join(parts) + "\n", module.uses_gemm
+    lapack = [c_lapack.SOURCE] if module.uses_lapack else []
+    parts = [c_runtime.SOURCE, c_complex.SOURCE, *lapack, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
+    return "\n\n".join(parts) + "\n", module.uses_gemm, module.uses_lapack
 
 
 class FunctionTranslator:

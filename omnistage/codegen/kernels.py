@@ -618,6 +618,9 @@ def _normalized_columns(v, out):
             out[i, j] = v[i, j] / norm * phase
 
 
+_NAN_NAN = complex(np.nan, np.nan)
+
+
 @_entry
 def eig(a, w, vl, vr):
     """w (b, n), vr (b, n, n) (when it has a batch entry per matrix) and, when vl has one, the left eigenvectors
@@ -634,11 +637,11 @@ def eig(a, w, vl, vr):
         m = np.max(np.abs(a[b]))
         scale = 2.0 ** -np.round(np.log2(m)) if (m < 1e-100 or m > 1e100) and 0 < m < np.inf else 1.0
         if not _geev(np.ascontiguousarray(a[b] * scale), wb, vb, vectors):
-            w[b] = np.nan
+            w[b] = _NAN_NAN  # JAX's value for a matrix holding inf or NaN
             if vectors:
-                vr[b] = np.nan
+                vr[b] = _NAN_NAN
             if want_left:
-                vl[b] = np.nan
+                vl[b] = _NAN_NAN
             continue
         w[b] = wb / scale
         if vectors:
@@ -648,7 +651,7 @@ def eig(a, w, vl, vr):
                 _normalized_columns(np.ascontiguousarray(np.conj(np.linalg.inv(vb)).T), lb)
                 vl[b] = lb
             except Exception:  # noqa: BLE001 - singular eigenvector matrix
-                vl[b] = np.nan
+                vl[b] = _NAN_NAN
 
 
 # --- svd -------------------------------------------------------------------------------------

@@ -174,12 +174,23 @@ def _normalize_columns(v):
 def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors):
     x = np.asarray(x)
     cdt = _complex_dtype(x.dtype)
-    w, vr = np.linalg.eig(x)
-    w, vr = w.astype(cdt), vr.astype(cdt)
+    # a matrix holding inf or NaN gets NaN results, as in JAX and the compiled kernel (NumPy raises)
+    finite = np.isfinite(x).all(axis=(-2, -1))
+    w, vr = np.linalg.eig(np.where(finite[..., None, None], x, 0))
+    nan = complex(np.nan, np.nan)
+    w, vr = np.where(finite[..., None], w, nan).astype(cdt), np.where(finite[..., None, None], vr, nan).astype(cdt)
     outs = [w]
     if compute_left_eigenvectors:
         # rows of inv(vr) are the left eigenvectors (conjugated), in the order of w
-        outs.append(_normalize_columns(np.conj(_swap(np.linalg.inv(vr)))).astype(cdt))
+        flat = vr.reshape((-1,) + vr.shape[-2:])
+        inv = np.full(flat.shape, nan, flat.dtype)
+        for b in range(flat.shape[0]):
+            if np.isfinite(flat[b]).all():
+                try:
+                    inv[b] = np.linalg.inv(flat[b])
+                except np.linalg.LinAlgError:  # singular eigenvectors: NaN, as compiled
+                    pass
+        outs.append(_normalize_columns(np.conj(_swap(inv.reshape(vr.shape)))).astype(cdt))
     if compute_right_eigenvectors:
         outs.append(vr)
     return outs

@@ -297,3 +297,58 @@ def test_fresh_processes_never_import_numba_and_agree_bit_for_bit(tmp_path):
     assert runs[0]["digest"] == runs[1]["digest"]
     assert not runs[0]["numba"] and not runs[1]["numba"], runs
     assert any(n.startswith("omnistage_c_") for n in os.listdir(tmp_path / "cache"))
+
+
+def _native(f, *args):
+    """(native tier executable, its outputs) of `f` on `args` (no interpreter run)."""
+    native = compile_for_cpu(fw.jit(f).lower(*args).program)
+    return native, [np.asarray(g) for g in native(*args)]
+
+
+@pytest.mark.parametrize("kind", ["real", "complex"])
+def test_eig_runs_in_c_on_lapack_and_equals_the_numba_kernel_bit_for_bit(kind):
+    from omnistage.codegen import kernels
+
+    old = fw.config.read("jax_enable_x64")
+    fw.config.update("jax_enable_x64", True)
+    try:
+        rng = np.random.default_rng(5)
+        a = rng.standard_normal((6, 4, 4))
+        if kind == "complex":
+            a = a + 1j * rng.standard_normal((6, 4, 4))
+        a[1] = np.diag([1.0, 2.0, 3.0, 4.0])  # real eigenvalues, exact
+        a[2] *= 1e-120  # scaled by a power of two before LAPACK (kernels.eig)
+        a[3, 0, 1] = np.nan  # NaN results, not an error
+        a[4] = [[0, -1, 0, 0], [1, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 3]]  # a conjugate pair
+        f = lambda a: lax.linalg.eig(a, compute_left_eigenvectors=True)  # noqa: E731
+        native, got = _native(f, a)
+        assert native.record["tier"] == "c" and native.record["lapack_table"]
+        w, vl, vr = (np.empty((6, 4), np.complex128), np.empty((6, 4, 4), np.complex128),
+                     np.empty((6, 4, 4), np.complex128))
+        kernels.eig(a, w, vl, vr)
+        for g, want in zip(got, (w, vl, vr)):
+            assert g.tobytes() == want.tobytes()
+        ok = [0, 1, 2, 4, 5]
+        np.testing.assert_allclose(a[ok] @ vr[ok], vr[ok] * w[ok][:, None, :], atol=1e-12)
+        assert np.isnan(w[3]).all()
+        # eigenvalues alone, and the right vectors alone: LAPACK's jobvr='N' / jobvl='N'
+        for g, want in zip(_native(xnp.linalg.eigvals, a)[1] + _native(xnp.linalg.eig, a)[1], (w, w, vr)):
+            np.testing.assert_array_equal(g[ok], want[ok])
+    finally:
+        fw.config.update("jax_enable_x64", old)
+
+
+def test_a_vmapped_spectral_radius_needs_no_numba(tmp_path):
+    code = textwrap.dedent("""
+        import sys, numpy as np, omnistage as fw, omnistage.numpy as xnp
+        f = fw.jit(fw.vmap(lambda w: xnp.max(xnp.abs(xnp.linalg.eigvals(w)))))
+        ws = np.random.default_rng(0).random((128, 3, 3)).astype(np.float32)
+        got = np.asarray(f(ws))
+        want = np.abs(np.linalg.eigvals(ws.astype(np.float64))).max(-1)
+        assert np.allclose(got, want, rtol=1e-6), (got, want)
+        print("numba" in sys.modules)
+    """)
+    env = {**os.environ, "OMNISTAGE_CACHE_DIR": str(tmp_path / "c"), "OMNISTAGE_C_TIER": "1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"

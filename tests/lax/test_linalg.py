@@ -87,6 +87,17 @@ def test_eig_is_complex_and_gives_left_and_right_eigenvectors(rng, dtype):
     np.testing.assert_allclose(np.linalg.norm(vl, axis=-2), 1, rtol=1e-5)
 
 
+def test_eig_of_a_matrix_with_nan_or_inf_is_nan_eagerly_and_compiled_as_in_jax():
+    a = np.array([[[1.0, np.nan], [0.0, 1.0]], [[2.0, 0.0], [0.0, 3.0]], [[np.inf, 0.0], [0.0, 1.0]]], np.float32)
+    f = lambda x: lax.linalg.eig(x)  # noqa: E731 - JAX: nan+nanj everywhere for a non-finite matrix
+    for outs in (f(a), omnistage.jit(f)(a)):
+        w, vl, vr = (np.asarray(o) for o in outs)
+        for o in (w, vl, vr):
+            assert np.isnan(o[[0, 2]].real).all() and np.isnan(o[[0, 2]].imag).all()
+        np.testing.assert_allclose(np.sort(w[1].real), [2.0, 3.0], rtol=1e-6)
+        assert np.isfinite(vl[1]).all() and np.isfinite(vr[1]).all()
+
+
 def test_eig_seed_example_eigenvalues_have_modulus_sqrt2():
     (w,) = lax.linalg.eig(jnp.array([[1.0, -1.0], [1.0, 1.0]]), compute_left_eigenvectors=False, compute_right_eigenvectors=False)
     np.testing.assert_allclose(np.abs(np.asarray(w)), np.sqrt(2), rtol=1e-6)
