@@ -429,13 +429,84 @@ def _eig(tr, node, depth):
             raise Unsupported("eig outputs")
     if not ta.contiguous:
         a, ta = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
-    tr.m.uses_lapack = True
+    tr.m.sections.add("lapack")
     left, vectors = int(tvl.shape[0] == b and b > 0), int(tvr.shape[0] == b and b > 0)
     tr.emit(f"if (os_eig({a}, {int(ta.dtype == 'float64')}, {b}, {n}, {w}, {vl}, {left}, {vr}, {vectors}) < 0) goto os_fail;",
             depth)
 
 
+_LA_SUFFIX = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128"}
+
+
+def _stack_operand(tr, node, depth, what, dtypes=_LA_SUFFIX):
+    """A (b, m, n) array operand of a linear-algebra kernel, contiguous (copied if not)."""
+    code, t = tr.expr(node, depth)
+    if not isinstance(t, Arr) or len(t.shape) != 3 or t.dtype not in dtypes:
+        raise Unsupported(f"{what} operand {t}")
+    if not t.contiguous:
+        code, t = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node], keywords=[]), depth)
+    return code, t
+
+
+def _lu(tr, node, depth):
+    """kernels.lu(a) -> (lu, pivots, permutation): c_linalg.os_lu_<dtype>."""
+    if len(node.args) != 1:
+        raise Unsupported("lu arguments")
+    a, ta = _stack_operand(tr, node.args[0], depth, "lu")
+    nb, m, n = ta.shape
+    results = [Arr(ta.dtype, ta.shape), Arr("int32", (nb, min(m, n))), Arr("int32", (nb, m))]
+    out, piv, perm = (tr.allocate(t, depth) for t in results)
+    tr.m.sections.add("linalg")
+    tr.emit(f"os_lu_{_LA_SUFFIX[ta.dtype]}({a}, {nb}, {m}, {n}, {out}, {piv}, {perm});", depth)
+    return list(zip((out, piv, perm), results))
+
+
+def _forward_substitution(tr, node, depth):
+    """kernels.forward_substitution(m, rhs, unit_diagonal) -> x: c_linalg's instance for the dtype."""
+    if len(node.args) != 3:
+        raise Unsupported("forward_substitution arguments")
+    m, tm = _stack_operand(tr, node.args[0], depth, "forward_substitution")
+    rhs, tr_ = _stack_operand(tr, node.args[1], depth, "forward_substitution")
+    unit, tu = tr.expr(node.args[2], depth)
+    nb, n, k = tr_.shape
+    if tm.dtype != tr_.dtype or tm.shape != (nb, n, n) or tu != Scalar("bool"):
+        raise Unsupported("forward_substitution operands")
+    t = Arr(tr_.dtype, tr_.shape)
+    x = tr.allocate(t, depth)
+    tr.m.sections.add("linalg")
+    tr.emit(f"os_forward_substitution_{_LA_SUFFIX[t.dtype]}({m}, {rhs}, {unit}, {nb}, {n}, {k}, {x});", depth)
+    return [(x, t)]
+
+
+def _lu_pivots_to_permutation(tr, node, depth):
+    """kernels.lu_pivots_to_permutation(pivots, size) -> permutation (b, size) int32."""
+    if len(node.args) != 2:
+        raise Unsupported("lu_pivots_to_permutation arguments")
+    pivots, tp = tr.expr(node.args[0], depth)
+    size, ts = tr.expr(node.args[1], depth)
+    if not isinstance(tp, Arr) or tp.dtype != "int32" or len(tp.shape) != 2 or not is_int(ts.dtype):
+        raise Unsupported("lu_pivots_to_permutation operands")
+    size_arg = node.args[1]
+    if isinstance(size_arg, ast.Call) and dotted(size_arg.func) == "np.int64" and len(size_arg.args) == 1:
+        size_arg = size_arg.args[0]  # opaque_rules._kernel_int
+    size_value = static_int(size_arg)
+    if isinstance(size_arg, ast.Name) and size_arg.id in tr.m.consts and isinstance(tr.m.consts[size_arg.id][1], Scalar):
+        size_value = int(tr.m.consts[size_arg.id][2])  # a hoisted module constant (`_c0_int64`)
+    if size_value is None or size_value < 0:
+        raise Unsupported("lu_pivots_to_permutation size")
+    if not tp.contiguous:
+        pivots, tp = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
+    t = Arr("int32", (tp.shape[0], size_value))
+    perm = tr.allocate(t, depth)
+    tr.m.sections.add("linalg")
+    tr.emit(f"os_lu_pivots_to_permutation({pivots}, {tp.shape[0]}, {tp.shape[1]}, {size_value}, {perm});", depth)
+    return [(perm, t)]
+
+
 KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig}
+# kernels called for their results (`x = _kn.f(...)`, `a, b = _kn.f(...)`): [(C array, type)]
+KERNEL_RESULTS = {"_kn.lu": _lu, "_kn.forward_substitution": _forward_substitution,
+                  "_kn.lu_pivots_to_permutation": _lu_pivots_to_permutation}
 
 CALLS = {
     "_rt.empty": _empty, "_rt.full": _full, "_rt.copy": _copy, "_rt.astype": _astype,

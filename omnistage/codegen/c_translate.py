@@ -19,7 +19,7 @@ import ast
 
 import numpy as np
 
-from . import c_calls, c_complex, c_lapack, c_runtime, c_vmath
+from . import c_calls, c_complex, c_lapack, c_linalg, c_runtime, c_vmath
 from .c_calls import dotted, index_elts, is_call_to, static_int
 from .c_types import (C_TYPES, COMPLEX_PART, COMPLEX_SUFFIX, FLOAT_NAME, NP_TYPES, Arr, Scalar, Tup, Unsupported,
                       arith_type, c_literal, convert_code, copy_lines, is_int, same_type, wide)
@@ -69,7 +69,7 @@ class Module:
         self.specs = {}  # (name, arg types) -> (c name, result types)
         self.decls = []  # C definitions, callees first
         self.uses_gemm = False
-        self.uses_lapack = False  # c_lapack's runtime is prepended (and lapack_table mirrored)
+        self.sections = set()  # optional runtime parts prepended: "lapack" (c_lapack), "linalg" (c_linalg)
         for node in self.tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
@@ -152,9 +152,10 @@ def translate(source, entry, in_types, out_types, vmath_names):
         else:
             lines.extend(f"    {line}" for line in copy_lines(f"({ct} *){slot}", Arr(t.dtype, t.shape), f"r{k}", t))
     lines += ["    os_release(&arena);", "    return 0;", "}"]
-    lapack = [c_lapack.SOURCE] if module.uses_lapack else []
-    parts = [c_runtime.SOURCE, c_complex.SOURCE, *lapack, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
-    return "\n\n".join(parts) + "\n", module.uses_gemm, module.uses_lapack
+    optional = [source for name, source in (("lapack", c_lapack.SOURCE), ("linalg", c_linalg.SOURCE))
+                if name in module.sections]
+    parts = [c_runtime.SOURCE, c_complex.SOURCE, *optional, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
+    return "\n\n".join(parts) + "\n", module.uses_gemm, "lapack" in module.sections
 
 
 class FunctionTranslator:
@@ -334,6 +335,9 @@ class FunctionTranslator:
         if isinstance(value, ast.Call) and dotted(value.func) in self.m.functions:
             self.call_helper([target], value, depth)
             return
+        if isinstance(value, ast.Call) and dotted(value.func) in c_calls.KERNEL_RESULTS:
+            self.bind_kernel_results([target], value, depth)
+            return
         code, t = self.expr(value, depth)
         if isinstance(t, Tup):
             raise Unsupported("tuple value assigned to a name")
@@ -345,6 +349,9 @@ class FunctionTranslator:
             raise Unsupported("tuple target")
         if isinstance(value, ast.Call) and dotted(value.func) in self.m.functions:
             self.call_helper(targets, value, depth)
+            return
+        if isinstance(value, ast.Call) and dotted(value.func) in c_calls.KERNEL_RESULTS:
+            self.bind_kernel_results(targets, value, depth)
             return
         if isinstance(value, ast.Call) and dotted(value.func) == "_rt.threefry2x32" and len(targets) == 2:
             args = [self.expr(a, depth) for a in value.args]
@@ -389,6 +396,15 @@ class FunctionTranslator:
         outs = "".join(f", &{tmp}" for tmp, _ in temps)
         self.emit(f"if ({c_name}(A{''.join(', ' + c for c, _ in args)}{outs})) goto os_fail;", depth)
         return temps
+
+    def bind_kernel_results(self, targets, call, depth):
+        """`a, b = _kn.f(...)`: the kernel's rule writes fresh arrays, bound to the targets."""
+        results = c_calls.KERNEL_RESULTS[dotted(call.func)](self, call, depth)
+        if len(results) != len(targets):
+            raise Unsupported(f"{dotted(call.func)} result count")
+        for target, (code, t) in zip(targets, results):
+            self.declare(target.id, t)
+            self.emit(f"{self.c(target.id)} = {code};", depth)
 
     def call_helper(self, targets, call, depth):
         temps = self.helper_results(call, depth)

@@ -350,7 +350,10 @@ def _pivots_impl(pivots, *, permutation_size):
     perm = np.broadcast_to(np.arange(permutation_size, dtype=np.int32), (flat.shape[0], permutation_size)).copy()
     rows = np.arange(flat.shape[0])
     for i in range(flat.shape[1]):
-        _swap_rows(perm, rows, i, flat[:, i])
+        # a pivot outside [0, permutation_size) swaps nothing, as compiled (JAX's result there
+        # is not a permutation; NumPy would wrap -1 or raise)
+        ok = (flat[:, i] >= 0) & (flat[:, i] < permutation_size)
+        _swap_rows(perm, rows[ok], i, flat[ok, i])
     return perm.reshape(pivots.shape[:-1] + (permutation_size,))
 
 

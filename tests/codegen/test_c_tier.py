@@ -352,3 +352,35 @@ def test_a_vmapped_spectral_radius_needs_no_numba(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "False"
+
+
+def test_lu_triangular_solve_and_solve_run_in_c_as_the_numba_kernels_compute_them():
+    from omnistage.codegen import kernels
+
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((4, 5, 5)).astype(np.float32)
+    a[1, :, 0] = 0  # a zero column: no pivot, nothing scaled
+    a[2, 1, 1] = np.nan  # a NaN wins the pivot search (np.argmax)
+    c = (rng.standard_normal((3, 4, 4)) + 1j * rng.standard_normal((3, 4, 4))).astype(np.complex64)
+    rhs = rng.standard_normal((4, 5, 2)).astype(np.float32)
+    for x in (a, c, rng.standard_normal((2, 3, 5)).astype(np.float32)):
+        native, got = _native(lax.linalg.lu, x)
+        assert native.record["tier"] == "c"
+        for g, want in zip(got, kernels.lu(x)):  # the same operations in the same order
+            assert g.tobytes() == want.tobytes()
+    _check(lambda p: lax.linalg.lu_pivots_to_permutation(p, 6), np.array([[2, 2, 5, 9], [0, -1, 3, 3]], np.int32))
+    ok = a[[0, 3]]
+    for lower, unit in ((True, False), (False, True)):
+        _check(lambda m, b: lax.linalg.triangular_solve(m, b, left_side=True, lower=lower, unit_diagonal=unit), ok,
+               rhs[:2], rtol=1e-4, atol=1e-5)
+    _check(xnp.linalg.solve, ok, rhs[:2], rtol=1e-4, atol=1e-5)
+    _check(xnp.linalg.solve, c, c[..., :2], rtol=1e-4, atol=1e-5)
+    _check(xnp.linalg.det, ok, rtol=1e-4)
+
+
+def test_a_vmapped_gradient_through_eig_runs_in_c():
+    def radius(w):
+        return xnp.max(xnp.abs(xnp.linalg.eigvals(w)))
+
+    ws = np.random.default_rng(2).random((16, 3, 3)).astype(np.float32)
+    _check(lambda ws: ws - 0.1 * fw.vmap(fw.grad(radius))(ws), ws, rtol=1e-4, atol=1e-5)

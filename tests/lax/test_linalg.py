@@ -209,3 +209,11 @@ def test_triangular_solve_shape_errors_name_both_shapes():
 def test_decompositions_stage_as_multi_output_statements(rng):
     program = omnistage.make_jaxpr(lambda x: lax.linalg.svd(x))(rand(rng, (3, 3)))
     assert "svd(" in str(program) and "full_matrices=True" in str(program)
+
+
+def test_lu_pivots_out_of_range_swap_nothing_eagerly_and_compiled():
+    pivots = np.array([[2, 2, 5, 9], [0, -1, 3, 3]], np.int32)
+    f = lambda p: lax.linalg.lu_pivots_to_permutation(p, 6)  # noqa: E731
+    want = np.array([[2, 0, 5, 3, 4, 1], [0, 1, 3, 2, 4, 5]], np.int32)
+    np.testing.assert_array_equal(np.asarray(f(pivots)), want)
+    np.testing.assert_array_equal(np.asarray(omnistage.jit(f)(pivots)), want)
