@@ -477,7 +477,11 @@ class AotProgram:
     taken parallel.TIER_UP_S in total (the rent-or-buy rule), and from then on runs whichever of
     the two a parallel.BuildChoice finds faster. The Numba path is loaded (or compiled, when no
     process has compiled the parallel build yet: seconds) in a background thread; calls run the
-    library meanwhile and are credited to no build. Both builds give the same bits."""
+    library meanwhile and are credited to no build. Both builds give the same bits.
+
+    A native-tier library whose loops run on OpenMP (record "omp": c_tier) is both builds
+    itself: `omnistage_omp_threads` switches its parallel loops onto threads, per call, as its
+    BuildChoice decides; nothing is compiled or loaded for that."""
 
     backend = "numba_cpu"
     cache_status = "native library loaded from the disk cache"
@@ -500,10 +504,24 @@ class AotProgram:
         self._tier = parallel.BuildChoice() if record.get("parallel") else None  # the library is the serial build
         self.tier_up_thread = None  # loads the Numba path's parallel build, once started
         self._parallel = None  # that build, once ready
+        # a native-tier library with OpenMP loops is both builds: this switch picks one per call
+        # (they give the same bits), as BuildChoice decides; it needs no compile, so the rent is short
+        self._omp = ctypes.c_int32.in_dll(lib, "omnistage_omp_threads") if record.get("omp") else None
+        if self._omp is not None:
+            self._tier = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S)
 
     def __call__(self, *args):
         tier = self._tier
         start = None
+        if self._omp is not None:
+            threads = tier.parallel
+            if self._omp.value != threads:
+                self._omp.value = threads
+            start = tier.start()
+            out = self._run(args)
+            if start is not None:
+                tier.record(threads, time.perf_counter() - start)
+            return out
         if tier is not None:
             if tier.parallel and self._parallel is not None:
                 start = tier.start()
@@ -515,6 +533,13 @@ class AotProgram:
                 self._tier_up()
             else:
                 start = tier.start()
+        out = self._run(args)
+        if start is not None:
+            tier.record(False, time.perf_counter() - start)
+        return out
+
+    def _run(self, args):
+        """One call of the library (the Numba path raises the error it reports)."""
         ins = [_c_buffer(a, dt) for a, dt in zip(args, self._in_dtypes)]
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
         slots = self._slots(*[_data(a) for a in ins], *self._const_addresses, *[_data(a) for a in outs])
@@ -529,8 +554,6 @@ class AotProgram:
             status = -1
         if status != 0:  # the Numba path raises the error properly
             return self._numba_program()(*args)
-        if start is not None:
-            tier.record(False, time.perf_counter() - start)
         return tuple(outs)
 
     def _numba_program(self):

@@ -509,7 +509,7 @@ KERNEL_RESULTS = {"_kn.lu": _lu, "_kn.forward_substitution": _forward_substituti
                   "_kn.lu_pivots_to_permutation": _lu_pivots_to_permutation}
 
 CALLS = {
-    "_rt.empty": _empty, "_rt.full": _full, "_rt.copy": _copy, "_rt.astype": _astype,
+    "_rt.empty": _empty, "np.empty": _empty, "_rt.full": _full, "_rt.copy": _copy, "_rt.astype": _astype,
     "_rt.contiguous": _contiguous, "_rt.reshape": _reshape,
     "_rt.select": _select,
     "_rt.fmax": _typed_float_helper("os_fmax"), "_rt.fmin": _typed_float_helper("os_fmin"),

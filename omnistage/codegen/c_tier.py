@@ -76,11 +76,12 @@ def compile_program(program):
 
         source, entry = emit_module(program, c_vmath.lookup, threads=None)
         compile_log.note_source(source)
-        if parallel.likely_enabled() and _numba_would_thread(source, entry):
-            # its big loops run on every core in the Numba build (and a compile is small beside them)
-            return _decline(key, program, "the Numba build runs its loops on threads")
+        # loops the Numba build would run on every core run on OpenMP's threads (a compiler
+        # without OpenMP fails the build: the Numba path then)
+        threaded = _threaded(source, entry) if parallel.likely_enabled() else None
         ins, outs = aot.signature(program)
-        translated, uses_gemm, uses_lapack = c_translate.translate(source, entry, ins, outs, c_vmath.NAMES.values())
+        translated, uses_gemm, uses_lapack = c_translate.translate(threaded or source, entry, ins, outs,
+                                                                   c_vmath.NAMES.values())
     except (c_translate.Unsupported, NoLowering) as e:
         return _decline(key, program, f"{type(e).__name__}: {e}")
     except Exception as e:  # noqa: BLE001 - a translator bug must not cost the user their result
@@ -94,39 +95,42 @@ def compile_program(program):
         return _decline(key, program, "no LAPACK")
     memory_check.check_source(source, program.name)  # an array bigger than the machine: say where
     try:
-        return _build(program, key, cc, translated, uses_gemm, uses_lapack)
+        return _build(program, key, cc, translated, uses_gemm, uses_lapack, threaded is not None)
     except OSError as e:  # an unusable cache directory, a full disk: the Numba path says so once and compiles in memory
         return _decline(key, program, f"{type(e).__name__}: {e}")
 
 
-def _build(program, key, cc, translated, uses_gemm, uses_lapack):
+def _build(program, key, cc, translated, uses_gemm, uses_lapack, omp):
+    flags = FLAGS + (("-fopenmp",) if omp else ())
     with tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
-        digest = hashlib.sha256("\0".join([translated, *cc, *FLAGS]).encode()).hexdigest()[:32]
+        digest = hashlib.sha256("\0".join([translated, *cc, *flags]).encode()).hexdigest()[:32]
         lib = f"omnistage_c_{digest}.so"
         with open(os.path.join(work, "program.c"), "w", encoding="utf-8") as f:
             f.write(translated)
-        done = subprocess.run([*cc, *FLAGS, "-o", lib, "program.c", "-lm"], cwd=work, capture_output=True, text=True)
+        done = subprocess.run([*cc, *flags, "-o", lib, "program.c", "-lm"], cwd=work, capture_output=True, text=True)
         if done.returncode != 0:  # a translation the compiler rejects is our bug: Numba's path still works
             errors = [line for line in done.stderr.splitlines() if "error" in line]
             return _decline(key, program, f"the C compiler failed: {' | '.join(errors[:3])}", translated)
         aot.publish(key, os.path.join(work, lib), lib, {"blas_table": uses_gemm, "lapack_table": uses_lapack, "pooled": uses_gemm,
-                                                        "tier": "c"})
+                                                        "omp": omp, "tier": "c"})
     loaded = aot.load(program, native_tier=True, key=key)
     if loaded is not None:
         loaded.cache_status = "compiled (cache miss) by the C compiler"
     return loaded
 
 
-def _numba_would_thread(source, entry):
-    """Whether the Numba build of this module would split a loop of its entry over threads
-    (parallel.parallelize's rule, which reads the entry's lines; it imports nothing)."""
+def _threaded(source, entry):
+    """The module with the loops of its entry that the Numba build would split over threads
+    marked `numba.prange` (parallel.parallelize's rule and rewrite, which read the entry's
+    lines; it imports nothing), or None when there are none."""
     lines = source.split("\n")
     try:
         start = next(i for i, line in enumerate(lines) if line.startswith(f"def {entry}(")) + 1
     except StopIteration:
-        return False
+        return None
     end = next((i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].startswith(" ")), len(lines))
-    return parallel.parallelize(lines[start:end])[1]
+    body, changed = parallel.parallelize(lines[start:end])
+    return "\n".join(lines[:start] + body + lines[end:]) if changed else None
 
 
 def _decline(key, program, reason, translated=None):

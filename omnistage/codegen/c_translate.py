@@ -16,6 +16,7 @@ compiler sees fixed trip counts. A translated function allocates from the call's
 iteration's memory at its end, after copying the array values that live on into slots.
 """
 import ast
+import re
 
 import numpy as np
 
@@ -70,6 +71,7 @@ class Module:
         self.decls = []  # C definitions, callees first
         self.uses_gemm = False
         self.sections = set()  # optional runtime parts prepended: "lapack" (c_lapack), "linalg" (c_linalg)
+        self.omp = False  # an entry loop runs on OpenMP's threads (`omnistage_omp_threads` switches them on)
         for node in self.tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
@@ -154,6 +156,9 @@ def translate(source, entry, in_types, out_types, vmath_names):
     lines += ["    os_release(&arena);", "    return 0;", "}"]
     optional = [source for name, source in (("lapack", c_lapack.SOURCE), ("linalg", c_linalg.SOURCE))
                 if name in module.sections]
+    if module.omp:
+        optional.append("/* set by the process (aot.AotProgram): 1 runs the parallel loops on OpenMP's threads */\n"
+                        "int32_t omnistage_omp_threads = 0;")
     parts = [c_runtime.SOURCE, c_complex.SOURCE, *optional, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
     return "\n\n".join(parts) + "\n", module.uses_gemm, "lapack" in module.sections
 
@@ -468,6 +473,9 @@ class FunctionTranslator:
         self.emit("}", depth)
 
     def s_For(self, node, depth):
+        if is_call_to(node.iter, "numba.prange") and not node.orelse and isinstance(node.target, ast.Name):
+            self.parallel_loop(node, depth)
+            return
         if node.orelse or not isinstance(node.target, ast.Name) or not is_call_to(node.iter, "range"):
             raise Unsupported(f"for loop {ast.unparse(node.iter)[:40]}")
         args = node.iter.args
@@ -495,6 +503,49 @@ class FunctionTranslator:
             self.lane_reduction(node, reductions, var, lo, hi, depth)
             return
         self.loop(header, node, depth)
+
+    def parallel_loop(self, node, depth):
+        """`for i in numba.prange(n)` (parallel.parallelize: iterations share nothing, no local
+        lives on after the loop) as an OpenMP loop, static schedule, in a parallel region that
+        runs on one thread unless the process sets `omnistage_omp_threads` (aot.AotProgram,
+        by parallel.BuildChoice: the same bits either way). Each thread allocates from an arena
+        of its own (a local `A` shadowing the call's); every C variable the body uses is
+        firstprivate; a failure sets a flag and skips the rest of its iteration (no jump out
+        of the region), and the function fails after it."""
+        if self.scopes or depth != 1 or len(node.iter.args) != 1 or node.iter.keywords:
+            raise Unsupported("nested or irregular parallel loop")
+        var = self.c(node.target.id)
+        self.declare(node.target.id, Scalar("int64"))
+        hi, failed, skip = self.fresh("_hi"), self.fresh("_pfail"), self.fresh("_pnext")
+        self.declare(hi, Scalar("int64"))
+        self.declare(failed, Scalar("int32"))
+        self.emit(f"{hi} = {self.int_expr(node.iter.args[0], depth)}; {failed} = 0;", depth)
+        outer, self.lines = self.lines, []
+        header = f"for ({var} = 0; {var} < {hi}; {var}++)"
+        self.loop(header, node, depth + 1)
+        body, self.lines = self.lines, outer
+        at = next((k for k, line in enumerate(body) if line.lstrip().startswith(header)), None)
+        if at is None or body[-1].strip() != "}" or any("os_alloc" in line for line in body[:at]):
+            raise Unsupported("a parallel loop with values carried between iterations")
+        fail_jump = f"{{ __atomic_store_n(&{failed}, 1, __ATOMIC_RELAXED); goto {skip}; }}"
+        body = [line.replace("goto os_fail;", fail_jump) for line in body]
+        body.insert(len(body) - 1, "    " * (depth + 2) + f"{skip}: ;")
+        body.insert(at, "#pragma omp for schedule(static)")
+        text = "\n".join(body)
+        shared = {failed, var}
+        used = sorted(c for c, t in self.types.items()
+                      if not isinstance(t, Tup) and c not in shared and re.search(rf"\b{re.escape(c)}\b", text))
+        self.m.omp = True
+        pad = "    " * depth
+        clause = f" firstprivate({', '.join(used)})" if used else ""
+        self.lines += [f"#pragma omp parallel if(omnistage_omp_threads){clause}",
+                       pad + "{",
+                       pad + "    os_arena os_thread_arena = os_arena_open();",
+                       pad + "    os_arena *A = &os_thread_arena;",
+                       *body,
+                       pad + "    os_release(&os_thread_arena);",
+                       pad + "}"]
+        self.emit(f"if ({failed}) goto os_fail;", depth)
 
     def lane_reduction(self, node, reductions, var, lo, hi, depth):
         """A reduction loop (`acc = _rt.radd(acc, x)`, whose step may be reassociated:

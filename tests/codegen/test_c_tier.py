@@ -384,3 +384,28 @@ def test_a_vmapped_gradient_through_eig_runs_in_c():
 
     ws = np.random.default_rng(2).random((16, 3, 3)).astype(np.float32)
     _check(lambda ws: ws - 0.1 * fw.vmap(fw.grad(radius))(ws), ws, rtol=1e-4, atol=1e-5)
+
+
+def test_loops_numba_would_thread_run_on_openmp_with_the_same_bits_either_way(monkeypatch):
+    from omnistage.codegen import parallel
+
+    if not parallel.likely_enabled():
+        pytest.skip("parallel loops are off here (one CPU, OMNISTAGE_PARALLEL=0 or no threading layer)")
+
+    def softmax_rows(x):  # row reductions inside the loop over rows
+        e = xnp.exp(x - xnp.max(x, axis=1, keepdims=True))
+        return e / xnp.sum(e, axis=1, keepdims=True), selu(x).sum()
+
+    x = RNG.standard_normal((1024, 512)).astype(np.float32)
+    native = _check(softmax_rows, x, rtol=1e-5, atol=1e-6)
+    assert native.record["omp"] and "#pragma omp" not in native.as_text()
+    from omnistage.codegen import c_vmath
+    from omnistage.codegen.emit_cpu import emit_module
+
+    source, entry = emit_module(native.program, c_vmath.lookup, threads=None)
+    assert "np.empty(" in c_tier._threaded(source, entry)  # a row buffer: allocated per row, from each thread's arena
+    runs = {}
+    for threads in (0, 1, 0):
+        native._omp.value = threads
+        runs.setdefault(threads, []).append([o.tobytes() for o in native._run((x,))])
+    assert runs[0][0] == runs[1][0] == runs[0][1]
