@@ -514,7 +514,7 @@ class AotProgram:
         tier = self._tier
         start = None
         if self._omp is not None:
-            threads = tier.parallel
+            threads = tier.parallel and not _forked_child
             if self._omp.value != threads:
                 self._omp.value = threads
             start = tier.start()
@@ -591,6 +591,20 @@ class AotProgram:
         from .executable import vmath_lookup
 
         return emit_module(self.program, vmath_lookup())[0]
+
+
+# GNU OpenMP is not fork-safe: a child forked after its thread pool started hangs in its first
+# parallel region (multiprocessing's default start method on Linux). A native library's loops
+# stay on one thread in a forked child; without a thread team, OpenMP takes no lock there.
+_forked_child = False
+
+
+def _after_fork_in_child():
+    global _forked_child
+    _forked_child = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _data_reader():

@@ -1,28 +1,33 @@
 """The native tier's loop kernels of linear algebra: `kernels.lu`, `kernels.lu_pivots_to_permutation`
 and `kernels.forward_substitution` in C, one instance per dtype, the same operations in the same
-order as the Numba kernels (complex arithmetic through c_complex's helpers, which round as
-Numba does), so a program gets the same bits from either build.
+order as the Numba build of a program runs them (complex arithmetic through c_complex's helpers,
+which round as Numba does; real products contracted with their sums, as LLVM contracts the
+kernels inlined into a program), so a program gets the same results from either build.
 
 Prepended to a translated module only when it calls one (c_translate's `sections`).
 """
 
 SOURCE = r"""
-/* ops per dtype: add, subtract, multiply, divide, != 0, and LAPACK's pivot magnitude
-   (kernels._pivot_magnitude: |re| + |im|) */
-#define OS_LA_REAL(S, T, ABS)                                                                   \
-static inline T os_la_add_##S(T a, T b) { return a + b; }                                       \
+/* ops per dtype: subtract, divide, != 0, LAPACK's pivot magnitude
+   (kernels._pivot_magnitude: |re| + |im|), and c + a * b / c - a * b as the Numba build computes
+   them: a kernel inlined into the program's module is contracted (fastmath 'contract') into one
+   fused multiply-add for real numbers; complex products round twice (cuda/solve_emit agrees). In
+   lu it matters: rounded twice, a rank-deficient matrix's trailing zeros become tiny numbers and
+   change the pivots. */
+#define OS_LA_REAL(S, T, ABS, FMA)                                                              \
+static inline T os_la_muladd_##S(T c, T a, T b) { return FMA(a, b, c); }                      \
+static inline T os_la_mulsub_##S(T c, T a, T b) { return FMA(-a, b, c); }                     \
 static inline T os_la_sub_##S(T a, T b) { return a - b; }                                       \
-static inline T os_la_mul_##S(T a, T b) { return a * b; }                                       \
 static inline T os_la_div_##S(T a, T b) { return a / b; }                                       \
 static inline bool os_la_nonzero_##S(T a) { return a != 0; }                                    \
 static inline T os_la_pivot_##S(T a) { return ABS(a) + (T)0; }
-OS_LA_REAL(f32, float, fabsf)
-OS_LA_REAL(f64, double, fabs)
+OS_LA_REAL(f32, float, fabsf, fmaf)
+OS_LA_REAL(f64, double, fabs, fma)
 #undef OS_LA_REAL
 #define OS_LA_COMPLEX(S, T, P, ABS)                                                             \
-static inline T os_la_add_##S(T a, T b) { return os_cadd_##S(a, b); }                          \
+static inline T os_la_muladd_##S(T c, T a, T b) { return os_cadd_##S(c, os_cmul_##S(a, b)); }  \
+static inline T os_la_mulsub_##S(T c, T a, T b) { return os_csub_##S(c, os_cmul_##S(a, b)); }  \
 static inline T os_la_sub_##S(T a, T b) { return os_csub_##S(a, b); }                          \
-static inline T os_la_mul_##S(T a, T b) { return os_cmul_##S(a, b); }                          \
 static inline T os_la_div_##S(T a, T b) { return os_cdiv_##S(a, b); }                          \
 static inline bool os_la_nonzero_##S(T a) { return a.re != 0 || a.im != 0; }                    \
 static inline P os_la_pivot_##S(T a) { return ABS(a.re) + ABS(a.im); }
@@ -59,7 +64,7 @@ static void os_lu_##S(const T *a, int64_t nb, int64_t m, int64_t n, T *out, int3
             for (int64_t i = j + 1; i < m; i++) {                                               \
                 T lij = o[i * n + j];                                                           \
                 for (int64_t c = j + 1; c < n; c++)                                             \
-                    o[i * n + c] = os_la_sub_##S(o[i * n + c], os_la_mul_##S(lij, o[j * n + c])); \
+                    o[i * n + c] = os_la_mulsub_##S(o[i * n + c], lij, o[j * n + c]);              \
             }                                                                                   \
         }                                                                                       \
     }                                                                                           \
@@ -77,7 +82,7 @@ static void os_forward_substitution_##S(const T *mat, const T *rhs, int unit, in
             for (int64_t c = 0; c < kk; c++) {                                                  \
                 T dot = os_la_sub_##S(rb[i * kk + c], rb[i * kk + c]);                          \
                 for (int64_t j = 0; j < i; j++)                                                 \
-                    dot = os_la_add_##S(dot, os_la_mul_##S(mb[i * n + j], xb[j * kk + c]));     \
+                    dot = os_la_muladd_##S(dot, mb[i * n + j], xb[j * kk + c]);                 \
                 T acc = os_la_sub_##S(rb[i * kk + c], dot);                                     \
                 xb[i * kk + c] = unit ? acc : os_la_div_##S(acc, mb[i * n + i]);                \
             }                                                                                   \

@@ -13,12 +13,15 @@ from Numba's compile. A program this tier builds has no other build: its results
 library's in every process and every call (no background compile ever replaces it). A program
 it cannot translate, or a machine without a C compiler, keeps the Numba path, unchanged.
 
-Its loops run on one thread (the module is emitted without parallel loops; products still run
-their blocks on the GEMM pool), so a program whose Numba build would split its loops over threads
-(`parallel.parallelize`'s rule: loop nests of 2^18 statements and more) keeps the Numba path,
-where a compile is small beside the work. Not translated (the Numba path stays): float16/bfloat16
-boundaries, callbacks into Python, and every `_rt`/`_kn` function c_translate does not know
-(LAPACK kernels, sorts, convolutions, FFTs, collectives).
+Threads: the loops the Numba build would split over threads (`parallel.parallelize`'s rule and
+rewrite: loop nests of 2^18 statements and more whose iterations share nothing) become OpenMP
+loops (`-fopenmp`), which a switch in the library puts on threads per call, as the program's
+parallel.BuildChoice decides: the library is the serial and the parallel build at once, with the
+same bits (aot.AotProgram; a forked child keeps them on one thread: libgomp is not fork-safe).
+Products run their blocks on the GEMM pool. eig calls SciPy's LAPACK (c_lapack, lapack_table);
+lu and triangular solves are loops (c_linalg). Not translated (the Numba path stays):
+float16/bfloat16 boundaries, callbacks into Python, and every `_rt`/`_kn` function c_translate
+does not know (cholesky, eigh, svd, qr, sorts, convolutions, FFTs, collectives).
 
 Bits: gcc 12 may still fuse a multiply and an add that sit side by side in one vectorized
 pair (its SLP `vfmaddsub`, which ignores -ffp-contract=off); c_complex keeps its products out

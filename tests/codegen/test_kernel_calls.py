@@ -9,12 +9,15 @@ import textwrap
 import time
 
 import numpy as np
+import pytest
 
 import omnistage
 import omnistage.numpy as jnp
 from omnistage.codegen import kernel_calls
 from omnistage.codegen import kernels as kn
 from omnistage.codegen.executable import NumbaProgram
+
+pytestmark = pytest.mark.numba_path  # the Numba build's kernel cells (the native tier builds eig in C)
 
 
 def _radius_and_transpose(w):
