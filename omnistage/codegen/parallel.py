@@ -382,6 +382,29 @@ def parallelize(lines):
     return out, changed
 
 
+def static_work(lines):
+    """Statements a finished function body runs in all (`_work` of each top-level loop, one per
+    other statement), or None when a loop's extent is not a literal or it has a while loop."""
+    total, i = 0, 0
+    while i < len(lines):
+        m = _TOP_LOOP.match(lines[i])
+        if m:
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > 1):
+                j += 1
+            work = _work(lines[i + 1:j], int(m.group(2)))
+            if work is None:
+                return None
+            total, i = total + work, j
+            continue
+        text = lines[i].strip()
+        if text.startswith(("for ", "while ")):
+            return None
+        total += bool(text) and not text.startswith("#")
+        i += 1
+    return total
+
+
 def _indent(line):
     return (len(line) - len(line.lstrip())) // 4
 

@@ -443,3 +443,30 @@ def test_a_forked_child_runs_openmp_loops_on_one_thread_instead_of_hanging(tmp_p
     if done.stdout.strip() == "skip":
         pytest.skip("parallel loops are off here")
     assert done.stdout.strip() == "child 0"
+
+
+def test_small_programs_compile_at_o1_with_the_bits_of_o2(tmp_path, monkeypatch):
+    f = lambda k: (random.normal(k, (10, 3)), xnp.exp(random.uniform(k, (7,))), xnp.tanh(random.uniform(k, (5,))))  # noqa: E731
+    key = random.PRNGKey(3)
+    from omnistage.codegen import c_vmath
+    from omnistage.codegen.emit_cpu import emit_module
+
+    assert c_tier._small(*emit_module(fw.jit(f).lower(key).program, c_vmath.lookup, threads=None))
+    outs = []
+    for small_work, where in ((c_tier.SMALL_WORK, "o1"), (0, "o2")):
+        monkeypatch.setattr(c_tier, "SMALL_WORK", small_work)
+        monkeypatch.setenv("OMNISTAGE_CACHE_DIR", str(tmp_path / where))
+        native, got = _native(f, key)
+        assert native.record["tier"] == "c"
+        outs.append([g.tobytes() for g in got])
+    assert outs[0] == outs[1]
+
+
+def test_static_work_counts_statements_of_literal_loops():
+    from omnistage.codegen import parallel
+
+    body = ["    x = 1", "    for _i0 in range(4):", "        for _i1 in range(3):", "            y = 2",
+            "        z = 3", "    # a comment", "    return (x,)"]
+    assert parallel.static_work(body) == 1 + 4 * 3 + 4 + 1
+    assert parallel.static_work(["    for _i0 in range(n):", "        y = 2"]) is None
+    assert parallel.static_work(["    while x:", "        y = 2"]) is None
