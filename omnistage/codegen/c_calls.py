@@ -398,6 +398,13 @@ def _complex_helper(stem):
 
 
 def _np_conj(tr, node, depth):
+    if len(node.args) == 1 and isinstance(node.args[0], ast.Name) and isinstance(tr.expr(node.args[0], depth)[1], Arr):
+        # an array (triangular_solve's conjugate_a): a new C-ordered array, conjugated
+        out, t = _copied(tr, node, depth)
+        if t.dtype in COMPLEX_SUFFIX:
+            tr.emit(f"for (int64_t _c = 0; _c < {t.size}; _c++) {out}[_c] = os_cconj_{COMPLEX_SUFFIX[t.dtype]}({out}[_c]);",
+                    depth)
+        return out, t
     ((a, t),) = tr.scalars(node, depth, 1)
     if t.dtype in COMPLEX_SUFFIX:
         return f"os_cconj_{COMPLEX_SUFFIX[t.dtype]}({a})", t
@@ -503,7 +510,38 @@ def _lu_pivots_to_permutation(tr, node, depth):
     return [(perm, t)]
 
 
-KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig}
+def _cholesky(tr, node, depth):
+    """kernels.cholesky(a, out) on a (b, n, n) float64/complex128 stack (c_lapack.os_cholesky)."""
+    if len(node.args) != 2:
+        raise Unsupported("cholesky arguments")
+    a, ta = _stack_operand(tr, node.args[0], depth, "cholesky", ("float64", "complex128"))
+    out, to = tr.expr(node.args[1], depth)
+    b, n, n2 = ta.shape
+    if n != n2 or not isinstance(to, Arr) or to.dtype != ta.dtype or to.shape != ta.shape or not to.contiguous:
+        raise Unsupported("cholesky operands")
+    tr.m.sections.add("lapack")
+    tr.emit(f"os_cholesky({a}, {int(ta.dtype == 'float64')}, {b}, {n}, {out});", depth)
+
+
+def _eigh(tr, node, depth):
+    """kernels.eigh(a, lower, v, w) on a (b, n, n) float64/complex128 stack (c_lapack.os_eigh)."""
+    if len(node.args) != 4:
+        raise Unsupported("eigh arguments")
+    a, ta = _stack_operand(tr, node.args[0], depth, "eigh", ("float64", "complex128"))
+    lower, tl = tr.expr(node.args[1], depth)
+    (v, tv), (w, tw) = (tr.expr(x, depth) for x in node.args[2:])
+    b, n, n2 = ta.shape
+    if (n != n2 or tl != Scalar("bool") or not isinstance(tv, Arr) or tv.dtype != ta.dtype or tv.shape != ta.shape
+            or not isinstance(tw, Arr) or tw.dtype != "float64" or tw.shape != (b, n) or not tv.contiguous
+            or not tw.contiguous):
+        raise Unsupported("eigh operands")
+    tr.m.sections.add("lapack")
+    tr.emit(f"if (os_eigh({a}, {int(ta.dtype == 'float64')}, (int)({lower}), {b}, {n}, {v}, {w}) < 0) goto os_fail;",
+            depth)
+
+
+KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig,
+                     "_kn.cholesky": _cholesky, "_kn.eigh": _eigh}
 # kernels called for their results (`x = _kn.f(...)`, `a, b = _kn.f(...)`): [(C array, type)]
 KERNEL_RESULTS = {"_kn.lu": _lu, "_kn.forward_substitution": _forward_substitution,
                   "_kn.lu_pivots_to_permutation": _lu_pivots_to_permutation}

@@ -1,5 +1,6 @@
-"""The native tier's LAPACK runtime: `kernels.eig` in C, on the LAPACK functions of
-`lapack_table` (the ones Numba's `np.linalg` calls, through this library's copy of the table).
+"""The native tier's LAPACK runtime: `kernels.eig`, `kernels.cholesky` and `kernels.eigh` in C,
+on the LAPACK functions of `lapack_table` (the ones Numba's `np.linalg` calls, through this
+library's copy of the table).
 
 Prepended to a translated module only when it calls one (c_translate's `uses_lapack`). Each
 function does what its namesake in kernels.py does, with Numba's LAPACK calls made the way
@@ -13,8 +14,9 @@ Return codes: 1 done, 0 LAPACK failed or an operand was not finite (the kernel's
 
 SOURCE = r"""
 /* LAPACK: the addresses of lapack_table (NAMES order), mirrored into this library's own copy */
-int64_t omnistage_lapack[6];
-enum { OS_L_DGEEV, OS_L_ZGEEV, OS_L_DGETRF, OS_L_ZGETRF, OS_L_DGETRI, OS_L_ZGETRI };
+int64_t omnistage_lapack[10];
+enum { OS_L_DGEEV, OS_L_ZGEEV, OS_L_DGETRF, OS_L_ZGETRF, OS_L_DGETRI, OS_L_ZGETRI, OS_L_DPOTRF, OS_L_ZPOTRF,
+       OS_L_DSYEVD, OS_L_ZHEEVD };
 /* Fortran ABI: every argument by address, then the hidden lengths of the character arguments
    (a Cython wrapper found instead ignores them) */
 typedef void (*os_dgeev_t)(const char *, const char *, const int *, double *, const int *, double *, double *,
@@ -23,6 +25,11 @@ typedef void (*os_zgeev_t)(const char *, const char *, const int *, os_c128 *, c
                            const int *, os_c128 *, const int *, os_c128 *, const int *, double *, int *, size_t, size_t);
 typedef void (*os_getrf_t)(const int *, const int *, void *, const int *, int *, int *);
 typedef void (*os_getri_t)(const int *, void *, const int *, const int *, void *, const int *, int *);
+typedef void (*os_potrf_t)(const char *, const int *, void *, const int *, int *, size_t);
+typedef void (*os_dsyevd_t)(const char *, const char *, const int *, double *, const int *, double *, double *,
+                            const int *, int *, const int *, int *, size_t, size_t);
+typedef void (*os_zheevd_t)(const char *, const char *, const int *, os_c128 *, const int *, double *, os_c128 *,
+                            const int *, double *, const int *, int *, const int *, int *, size_t, size_t);
 #define OS_LAPACK(T, slot) ((T)(intptr_t)omnistage_lapack[slot])
 
 /* x * (s + 0j) and x / (s + 0j): Numba promotes the real operand to complex */
@@ -207,5 +214,95 @@ static int os_eig(const void *a, int real, int64_t batch, int n, os_c128 *w, os_
     free(buf);
     free(scaled_d);
     return status;
+}
+
+/* kernels.cholesky: out (b, n, n) := the lower factors of a (b, n, n) float64 (`real`) or
+   complex128 stack, as Numba's np.linalg.cholesky (?potrf with 'U' on the C-ordered copy, then
+   the upper triangle zeroed); a matrix ?potrf refuses gets NaN on and below the diagonal */
+static void os_cholesky(const void *a, int real, int64_t batch, int n, void *out) {
+    size_t nn = (size_t)n * n, item = real ? sizeof(double) : sizeof(os_c128);
+    memset(out, 0, item * nn * (size_t)batch);
+    if (n == 0) return;
+    os_potrf_t potrf = OS_LAPACK(os_potrf_t, real ? OS_L_DPOTRF : OS_L_ZPOTRF);
+    for (int64_t b = 0; b < batch; b++) {
+        char *o = (char *)out + (size_t)b * nn * item, up = 'U';
+        int info = 0;
+        memcpy(o, (const char *)a + (size_t)b * nn * item, nn * item);
+        potrf(&up, &n, o, &n, &info, 1);
+        if (info == 0) {
+            for (int col = 0; col < n; col++)
+                for (int row = 0; row < col; row++) memset(o + ((size_t)row * n + col) * item, 0, item);
+            continue;
+        }
+        memset(o, 0, nn * item);  /* `out[b, i, j] = np.nan` for j <= i: nan + 0j when complex */
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j <= i; j++) {
+                if (real) ((double *)o)[(size_t)i * n + j] = NAN;
+                else ((os_c128 *)o)[(size_t)i * n + j] = os_c128_make(NAN, 0.0);
+            }
+    }
+}
+
+/* kernels.eigh: w (b, n) ascending and v (b, n, n) (columns) of Hermitian a (b, n, n) from its
+   lower triangle (or, `lower` false, the upper one: the lower triangle of conj(a).T), as Numba's
+   np.linalg.eigh (?syevd / ?heevd, 'V', 'L', on a Fortran-ordered copy, workspace queried);
+   NaN for a matrix holding inf or NaN, or one LAPACK fails on. -1: no memory */
+static int os_eigh(const void *a, int real, int lower, int64_t batch, int n, void *v, double *w) {
+    if (n == 0) return 1;
+    size_t nn = (size_t)n * n, item = real ? sizeof(double) : sizeof(os_c128);
+    char *f = malloc(nn * item);
+    if (!f) return -1;
+    char jobz = 'V', uplo = 'L';
+    for (int64_t b = 0; b < batch; b++) {
+        bool finite = true;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                size_t at = lower ? (size_t)i * n + j : (size_t)j * n + i;
+                if (real) {
+                    double x = ((const double *)a)[(size_t)b * nn + at];
+                    finite = finite && isfinite(x);
+                    ((double *)f)[i + (size_t)j * n] = x;
+                } else {
+                    os_c128 x = ((const os_c128 *)a)[(size_t)b * nn + at];
+                    finite = finite && isfinite(x.re) && isfinite(x.im);
+                    ((os_c128 *)f)[i + (size_t)j * n] = lower ? x : os_cconj_c128(x);
+                }
+            }
+        int info = 1, lwork = -1, lrwork = -1, liwork = -1, iquery = 0;
+        double *wb = w + (size_t)b * n;
+        if (finite && real) {
+            double query = 0;
+            os_dsyevd_t syevd = OS_LAPACK(os_dsyevd_t, OS_L_DSYEVD);
+            syevd(&jobz, &uplo, &n, (double *)f, &n, wb, &query, &lwork, &iquery, &liwork, &info, 1, 1);
+            lwork = (int)query; liwork = iquery;
+            double *work = malloc(sizeof(double) * (size_t)(lwork > 1 ? lwork : 1));
+            int *iwork = malloc(sizeof(int) * (size_t)(liwork > 1 ? liwork : 1));
+            if (!work || !iwork) { free(work); free(iwork); free(f); return -1; }
+            syevd(&jobz, &uplo, &n, (double *)f, &n, wb, work, &lwork, iwork, &liwork, &info, 1, 1);
+            free(work); free(iwork);
+        } else if (finite) {
+            os_c128 query = {0, 0};
+            double rquery = 0;
+            os_zheevd_t heevd = OS_LAPACK(os_zheevd_t, OS_L_ZHEEVD);
+            heevd(&jobz, &uplo, &n, (os_c128 *)f, &n, wb, &query, &lwork, &rquery, &lrwork, &iquery, &liwork, &info, 1, 1);
+            lwork = (int)query.re; lrwork = (int)rquery; liwork = iquery;
+            os_c128 *work = malloc(sizeof(os_c128) * (size_t)(lwork > 1 ? lwork : 1));
+            double *rwork = malloc(sizeof(double) * (size_t)(lrwork > 1 ? lrwork : 1));
+            int *iwork = malloc(sizeof(int) * (size_t)(liwork > 1 ? liwork : 1));
+            if (!work || !rwork || !iwork) { free(work); free(rwork); free(iwork); free(f); return -1; }
+            heevd(&jobz, &uplo, &n, (os_c128 *)f, &n, wb, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1, 1);
+            free(work); free(rwork); free(iwork);
+        }
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                size_t to = (size_t)b * nn + (size_t)i * n + j, from = i + (size_t)j * n;
+                if (real) ((double *)v)[to] = info == 0 ? ((double *)f)[from] : NAN;
+                else ((os_c128 *)v)[to] = info == 0 ? ((os_c128 *)f)[from] : os_c128_make(NAN, 0.0);
+            }
+        if (info != 0)
+            for (int i = 0; i < n; i++) wb[i] = NAN;
+    }
+    free(f);
+    return 1;
 }
 """

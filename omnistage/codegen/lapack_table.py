@@ -15,7 +15,8 @@ from . import blas_table
 from .table_mirrors import Mirrors
 
 SYMBOL = "omnistage_lapack"
-NAMES = ("dgeev", "zgeev", "dgetrf", "zgetrf", "dgetri", "zgetri")  # slot order (c_lapack's OS_L_* indices)
+NAMES = ("dgeev", "zgeev", "dgetrf", "zgetrf", "dgetri", "zgetri",  # slot order (c_lapack's OS_L_* indices)
+         "dpotrf", "zpotrf", "dsyevd", "zheevd")
 LENGTH = len(NAMES)
 
 table = (ctypes.c_int64 * LENGTH)()

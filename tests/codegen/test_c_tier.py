@@ -470,3 +470,50 @@ def test_static_work_counts_statements_of_literal_loops():
     assert parallel.static_work(body) == 1 + 4 * 3 + 4 + 1
     assert parallel.static_work(["    for _i0 in range(n):", "        y = 2"]) is None
     assert parallel.static_work(["    while x:", "        y = 2"]) is None
+
+
+def test_cholesky_and_eigh_call_lapack_from_c_with_the_numba_builds_bits():
+    old = fw.config.read("jax_enable_x64")
+    fw.config.update("jax_enable_x64", True)
+    try:
+        rng = np.random.default_rng(4)
+
+        def spd(b, n, cplx=False):
+            m = rng.standard_normal((b, n, n)) + (1j * rng.standard_normal((b, n, n)) if cplx else 0)
+            return m @ np.conj(np.swapaxes(m, -1, -2)) + n * np.eye(n)
+
+        real, cplx = spd(4, 5), spd(3, 4, True)
+        real[1, 0, 0] = -50.0  # not positive definite: NaN factor
+        real[2, 1, 1] = np.nan  # NaN: a NaN factor and NaN eigen-decomposition
+        cplx[1, 2, 2] = -100.0
+        for f in (lax.linalg.cholesky, lambda a: lax.linalg.eigh(a), lambda a: lax.linalg.eigh(a, lower=False),
+                  xnp.linalg.eigvalsh):
+            for a in (real, cplx, real.astype(np.float32)):
+                native, got = _native(f, a)
+                assert native.record["tier"] == "c" and native.record["lapack_table"]
+                for g, want in zip(got, NumbaProgram(native.program)(a)):
+                    assert g.tobytes() == np.asarray(want).tobytes()
+        w, v = _native(lambda a: lax.linalg.eigh(a)[::-1], real[[0, 3]])[1]
+        np.testing.assert_allclose(real[[0, 3]] @ v, v * w[:, None, :], atol=1e-10)
+    finally:
+        fw.config.update("jax_enable_x64", old)
+
+
+def test_conjugated_triangular_solves_and_a_gaussian_process_gradient_run_in_c():
+    rng = np.random.default_rng(9)
+    m = (np.tril(rng.standard_normal((2, 4, 4))) + 4 * np.eye(4) + 1j * np.tril(rng.standard_normal((2, 4, 4)))).astype(np.complex64)
+    b = (rng.standard_normal((2, 4, 3)) + 1j * rng.standard_normal((2, 4, 3))).astype(np.complex64)
+    for transpose in (False, True):
+        _check(lambda m, b: lax.linalg.triangular_solve(m, b, left_side=True, lower=True, conjugate_a=True,
+                                                        transpose_a=transpose), m, b, rtol=1e-4, atol=1e-5)
+
+    def marginal_likelihood(params, x, y):  # the GP example's: cholesky, two solves, a log-det
+        amp, scale = xnp.exp(params[0]), xnp.exp(params[1])
+        k = amp * xnp.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / scale) + 1e-3 * xnp.eye(x.shape[0])
+        chol = xnp.linalg.cholesky(k)
+        alpha = fw.scipy.linalg.cho_solve((chol, True), y) if hasattr(fw, "scipy") else xnp.linalg.solve(k, y)
+        return 0.5 * y @ alpha + xnp.sum(xnp.log(xnp.diag(chol)))
+
+    x = np.linspace(-2, 2, 20).astype(np.float32)
+    y = np.sin(x).astype(np.float32)
+    _check(fw.grad(marginal_likelihood), np.array([0.1, -0.2], np.float32), x, y, rtol=1e-3, atol=1e-4)
