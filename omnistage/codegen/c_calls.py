@@ -462,10 +462,7 @@ def _lu(tr, node, depth):
     a, ta = _stack_operand(tr, node.args[0], depth, "lu")
     nb, m, n = ta.shape
     results = [Arr(ta.dtype, ta.shape), Arr("int32", (nb, min(m, n))), Arr("int32", (nb, m))]
-    out, piv, perm = (tr.allocate(t, depth) for t in results)
-    tr.m.sections.add("linalg")
-    tr.emit(f"os_lu_{_LA_SUFFIX[ta.dtype]}({a}, {nb}, {m}, {n}, {out}, {piv}, {perm});", depth)
-    return list(zip((out, piv, perm), results))
+    return _linalg_call(tr, f"os_lu_{_LA_SUFFIX[ta.dtype]}", [a, nb, m, n], results, depth)
 
 
 def _forward_substitution(tr, node, depth):
@@ -478,11 +475,8 @@ def _forward_substitution(tr, node, depth):
     nb, n, k = tr_.shape
     if tm.dtype != tr_.dtype or tm.shape != (nb, n, n) or tu != Scalar("bool"):
         raise Unsupported("forward_substitution operands")
-    t = Arr(tr_.dtype, tr_.shape)
-    x = tr.allocate(t, depth)
-    tr.m.sections.add("linalg")
-    tr.emit(f"os_forward_substitution_{_LA_SUFFIX[t.dtype]}({m}, {rhs}, {unit}, {nb}, {n}, {k}, {x});", depth)
-    return [(x, t)]
+    return _linalg_call(tr, f"os_forward_substitution_{_LA_SUFFIX[tr_.dtype]}", [m, rhs, unit, nb, n, k],
+                        [Arr(tr_.dtype, tr_.shape)], depth)
 
 
 def _lu_pivots_to_permutation(tr, node, depth):
@@ -503,11 +497,16 @@ def _lu_pivots_to_permutation(tr, node, depth):
         raise Unsupported("lu_pivots_to_permutation size")
     if not tp.contiguous:
         pivots, tp = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
-    t = Arr("int32", (tp.shape[0], size_value))
-    perm = tr.allocate(t, depth)
+    return _linalg_call(tr, "os_lu_pivots_to_permutation", [pivots, tp.shape[0], tp.shape[1], size_value],
+                        [Arr("int32", (tp.shape[0], size_value))], depth)
+
+
+def _linalg_call(tr, function, args, results, depth):
+    """c_linalg's `function(args..., result arrays...)` on fresh arrays of the `results` layouts."""
+    outs = [tr.allocate(t, depth) for t in results]
     tr.m.sections.add("linalg")
-    tr.emit(f"os_lu_pivots_to_permutation({pivots}, {tp.shape[0]}, {tp.shape[1]}, {size_value}, {perm});", depth)
-    return [(perm, t)]
+    tr.emit(f"{function}({', '.join(str(a) for a in args + outs)});", depth)
+    return list(zip(outs, results))
 
 
 def _cholesky(tr, node, depth):
