@@ -392,11 +392,27 @@ def test_a_vmapped_gradient_through_eig_runs_in_c():
     _check(lambda ws: ws - 0.1 * fw.vmap(fw.grad(radius))(ws), ws, rtol=1e-4, atol=1e-5)
 
 
+def _have_openmp():
+    """Whether this machine's C compiler builds OpenMP (a clang without libomp does not: the
+    threaded programs then keep the Numba path)."""
+    from omnistage.codegen import aot
+
+    with __import__("tempfile").TemporaryDirectory() as work:
+        with open(os.path.join(work, "t.c"), "w") as f:
+            f.write("int f(int n) { int s = 0;\n#pragma omp parallel for reduction(+:s)\n"
+                    "for (int i = 0; i < n; i++) s += i;\nreturn s; }\n")
+        done = subprocess.run([*aot.compiler(), "-fopenmp", "-fPIC", "-shared", "-o", "t.so", "t.c"], cwd=work,
+                              capture_output=True)
+    return done.returncode == 0
+
+
 def test_loops_numba_would_thread_run_on_openmp_with_the_same_bits_either_way(monkeypatch):
     from omnistage.codegen import parallel
 
     if not parallel.likely_enabled():
         pytest.skip("parallel loops are off here (one CPU, OMNISTAGE_PARALLEL=0 or no threading layer)")
+    if not _have_openmp():
+        pytest.skip("the C compiler has no OpenMP here")
 
     def softmax_rows(x):  # row reductions inside the loop over rows
         e = xnp.exp(x - xnp.max(x, axis=1, keepdims=True))
@@ -437,6 +453,8 @@ def test_a_forked_child_runs_openmp_loops_on_one_thread_instead_of_hanging(tmp_p
         _, status = os.waitpid(pid, 0)
         print("child", os.waitstatus_to_exitcode(status))
     """)
+    if not _have_openmp():
+        pytest.skip("the C compiler has no OpenMP here")
     env = {**os.environ, "OMNISTAGE_CACHE_DIR": str(tmp_path / "c"), "OMNISTAGE_C_TIER": "1"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
