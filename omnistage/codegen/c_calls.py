@@ -7,7 +7,7 @@ import ast
 
 import numpy as np
 
-from . import c_complex
+from . import c_complex, c_sort
 from .c_types import (COMPLEX_PART, COMPLEX_SUFFIX, C_TYPES, FLOAT_NAME, Arr, Scalar, Unsupported, arith_type, c_literal,
                       copy_lines, is_int, wide)
 
@@ -487,12 +487,7 @@ def _lu_pivots_to_permutation(tr, node, depth):
     size, ts = tr.expr(node.args[1], depth)
     if not isinstance(tp, Arr) or tp.dtype != "int32" or len(tp.shape) != 2 or not is_int(ts.dtype):
         raise Unsupported("lu_pivots_to_permutation operands")
-    size_arg = node.args[1]
-    if isinstance(size_arg, ast.Call) and dotted(size_arg.func) == "np.int64" and len(size_arg.args) == 1:
-        size_arg = size_arg.args[0]  # opaque_rules._kernel_int
-    size_value = static_int(size_arg)
-    if isinstance(size_arg, ast.Name) and size_arg.id in tr.m.consts and isinstance(tr.m.consts[size_arg.id][1], Scalar):
-        size_value = int(tr.m.consts[size_arg.id][2])  # a hoisted module constant (`_c0_int64`)
+    size_value = _kernel_int_arg(tr, node.args[1])
     if size_value is None or size_value < 0:
         raise Unsupported("lu_pivots_to_permutation size")
     if not tp.contiguous:
@@ -539,11 +534,86 @@ def _eigh(tr, node, depth):
             depth)
 
 
+def _kernel_int_arg(tr, node):
+    """A static int argument of a `_kn` kernel (`np.int64(3)`, opaque_rules._kernel_int, or a
+    hoisted module constant), or None."""
+    if isinstance(node, ast.Call) and dotted(node.func) == "np.int64" and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, ast.Name) and node.id in tr.m.consts and isinstance(tr.m.consts[node.id][1], Scalar):
+        return int(tr.m.consts[node.id][2])
+    return static_int(node)
+
+
+def _identity_permutation(tr, node, depth):
+    """kernels.identity_permutation(outer, n, inner) -> perm[o, k, i] = k, int64."""
+    dims = [_kernel_int_arg(tr, a) for a in node.args]
+    if len(dims) != 3 or any(d is None or d < 0 for d in dims):
+        raise Unsupported("identity_permutation arguments")
+    t = Arr("int64", tuple(dims))
+    perm = tr.allocate(t, depth)
+    outer, n, inner = dims
+    tr.emit(f"for (int64_t _p = 0; _p < {t.size}; _p++) {perm}[_p] = (_p / {max(inner, 1)}) % {max(n, 1)};", depth)
+    return [(perm, t)]
+
+
+def _refine_sort(tr, node, depth):
+    """kernels.refine_sort(perm, key): c_sort's function for the key's type; a complex key's
+    `.real` / `.imag` is read in place (every other element of its parts)."""
+    if len(node.args) != 2:
+        raise Unsupported("refine_sort arguments")
+    perm, tp = tr.expr(node.args[0], depth)
+    key_node, part = node.args[1], None
+    if isinstance(key_node, ast.Attribute) and key_node.attr in ("real", "imag"):
+        key_node, part = key_node.value, key_node.attr
+    key, tk = tr.expr(key_node, depth)
+    if not (isinstance(tp, Arr) and tp.dtype == "int64" and len(tp.shape) == 3 and tp.contiguous
+            and isinstance(tk, Arr) and tk.shape == tp.shape):
+        raise Unsupported("refine_sort operands")
+    if not tk.contiguous:
+        key, tk = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[key_node], keywords=[]), depth)
+    dtype, stride = tk.dtype, 1
+    if part is not None:
+        if dtype not in COMPLEX_PART:
+            raise Unsupported("refine_sort of a real array's parts")
+        dtype, stride = COMPLEX_PART[dtype], 2
+        key = f"((const {C_TYPES[dtype]} *)({key}) + {int(part == 'imag')})"
+    elif dtype in COMPLEX_PART:
+        raise Unsupported("refine_sort on a complex key")
+    if dtype not in C_TYPES:
+        raise Unsupported(f"refine_sort on {dtype}")
+    if dtype not in tr.m.sorts:
+        tr.m.sorts.add(dtype)
+        tr.m.decls.append(c_sort.function(dtype))
+    outer, n, inner = tp.shape
+    scratch = [tr.allocate(Arr(t, (n,)), depth) for t in (dtype, dtype, "int64", "int64")]
+    tr.emit(f"{c_sort.name(dtype)}({perm}, (const {C_TYPES[dtype]} *)({key}), {stride}, {outer}, {n}, {inner}, "
+            f"{', '.join(scratch)});", depth)
+
+
+def _take_along(tr, node, depth):
+    """kernels.take_along(x, perm) -> out[o, k, i] = x[o, perm[o, k, i], i]."""
+    if len(node.args) != 2:
+        raise Unsupported("take_along arguments")
+    (x, tx), (perm, tp) = (tr.expr(a, depth) for a in node.args)
+    if not (isinstance(tx, Arr) and isinstance(tp, Arr) and tp.dtype == "int64" and tx.shape == tp.shape
+            and len(tx.shape) == 3 and tp.contiguous):
+        raise Unsupported("take_along operands")
+    if not tx.contiguous:
+        x, tx = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
+    t = Arr(tx.dtype, tx.shape)
+    out = tr.allocate(t, depth)
+    outer, n, inner = t.shape
+    tr.emit(f"for (int64_t _p = 0; _p < {t.size}; _p++) {out}[_p] = {x}[(_p / {max(n * inner, 1)}) * {n * inner} + "
+            f"{perm}[_p] * {inner} + _p % {max(inner, 1)}];", depth)
+    return [(out, t)]
+
+
 KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig,
-                     "_kn.cholesky": _cholesky, "_kn.eigh": _eigh}
+                     "_kn.cholesky": _cholesky, "_kn.eigh": _eigh, "_kn.refine_sort": _refine_sort}
 # kernels called for their results (`x = _kn.f(...)`, `a, b = _kn.f(...)`): [(C array, type)]
 KERNEL_RESULTS = {"_kn.lu": _lu, "_kn.forward_substitution": _forward_substitution,
-                  "_kn.lu_pivots_to_permutation": _lu_pivots_to_permutation}
+                  "_kn.lu_pivots_to_permutation": _lu_pivots_to_permutation,
+                  "_kn.identity_permutation": _identity_permutation, "_kn.take_along": _take_along}
 
 CALLS = {
     "_rt.empty": _empty, "np.empty": _empty, "_rt.full": _full, "_rt.copy": _copy, "_rt.astype": _astype,

@@ -72,6 +72,7 @@ class Module:
         self.uses_gemm = False
         self.sections = set()  # optional runtime parts prepended: "lapack" (c_lapack), "linalg" (c_linalg)
         self.omp = False  # an entry loop runs on OpenMP's threads (`omnistage_omp_threads` switches them on)
+        self.sorts = set()  # key dtypes whose c_sort function is in decls
         for node in self.tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
@@ -948,6 +949,11 @@ class FunctionTranslator:
             if any(t != Scalar(dtype) for _, t in args):
                 raise Unsupported(f"{name} operand types")
             return f"{name}({', '.join(c for c, _ in args)})", Scalar(dtype)
+        if name in c_calls.KERNEL_RESULTS:  # a kernel's one result used in place (`_rt.reshape(_kn.take_along(...))`)
+            results = c_calls.KERNEL_RESULTS[name](self, node, depth)
+            if len(results) != 1:
+                raise Unsupported(f"{name} results in an expression")
+            return results[0]
         rule = c_calls.rule_for(name)
         if rule is None:
             raise Unsupported(f"call of {name}")

@@ -535,3 +535,23 @@ def test_conjugated_triangular_solves_and_a_gaussian_process_gradient_run_in_c()
     x = np.linspace(-2, 2, 20).astype(np.float32)
     y = np.sin(x).astype(np.float32)
     _check(fw.grad(marginal_likelihood), np.array([0.1, -0.2], np.float32), x, y, rtol=1e-3, atol=1e-4)
+
+
+def test_sorts_run_in_c_with_the_numba_builds_order():
+    rng = np.random.default_rng(11)
+    f32 = rng.standard_normal((5, 333)).astype(np.float32)  # several merge passes, an odd count of them
+    f32[0, :40] = np.nan
+    f32[1, :60] = np.tile([0.0, -0.0, 1.0], 20)  # ties: stability, and -0.0 equal to 0.0
+    f32[2, 7] = -np.inf
+    ints = rng.integers(-3, 3, (4, 70)).astype(np.int32)
+    c64 = (rng.integers(-2, 2, (3, 40)) + 1j * rng.standard_normal((3, 40))).astype(np.complex64)
+    cases = [(lambda x: xnp.sort(x, axis=1), f32), (lambda x: xnp.sort(x, axis=0), f32),
+             (lambda x: xnp.argsort(x, axis=1), f32), (lambda x: xnp.argsort(x), ints), (xnp.sort, c64),
+             (lambda x: xnp.sort(x > 0, axis=1), f32), (lambda x: lax.top_k(x, 5), f32[2:]),
+             (lambda a, b: lax.sort((a, b), num_keys=2), ints, f32[:4, :70])]
+    for f, *args in cases:
+        native, got = _native(f, *args)
+        assert native.record["tier"] == "c"
+        for g, want in zip(got, NumbaProgram(native.program)(*args)):
+            assert g.tobytes() == np.asarray(want).tobytes()
+    np.testing.assert_array_equal(_native(lambda x: xnp.sort(x, axis=1), f32)[1][0], np.sort(f32, axis=1))
