@@ -608,8 +608,33 @@ def _take_along(tr, node, depth):
     return [(out, t)]
 
 
+def _svd(tr, node, depth):
+    """kernels.svd(a, full_matrices, u, s, vh) on a (b, m, n) float64/complex128 stack (c_lapack.os_svd);
+    full_matrices is the emitter's static flag (`np.bool_(True)`), and the outputs' shapes follow it."""
+    if len(node.args) != 5:
+        raise Unsupported("svd arguments")
+    flag = node.args[1]
+    if not (is_call_to(flag, "np.bool_") and len(flag.args) == 1 and isinstance(flag.args[0], ast.Constant)
+            and isinstance(flag.args[0].value, bool)):
+        raise Unsupported("svd flag")
+    full = flag.args[0].value
+    a, ta = _stack_operand(tr, node.args[0], depth, "svd", ("float64", "complex128"))
+    (u, tu), (s, ts), (vh, tv) = (tr.expr(x, depth) for x in node.args[2:])
+    b, m, n = ta.shape
+    k = min(m, n)
+    ucol, vrow = (m, n) if full else (k, k)
+    if (not all(isinstance(t, Arr) and t.contiguous for t in (tu, ts, tv)) or tu.dtype != ta.dtype
+            or tv.dtype != ta.dtype or ts.dtype != "float64" or ts.shape != (b, k) or tu.shape != (b, m, ucol)
+            or tv.shape != (b, vrow, n)):
+        raise Unsupported("svd outputs")
+    tr.m.sections.add("lapack")
+    tr.emit(f"if (os_svd({a}, {int(ta.dtype == 'float64')}, {int(full)}, {b}, {m}, {n}, {u}, {s}, {vh}) < 0) goto os_fail;",
+            depth)
+
+
 KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig,
-                     "_kn.cholesky": _cholesky, "_kn.eigh": _eigh, "_kn.refine_sort": _refine_sort}
+                     "_kn.cholesky": _cholesky, "_kn.eigh": _eigh, "_kn.refine_sort": _refine_sort,
+                     "_kn.svd": _svd}
 # kernels called for their results (`x = _kn.f(...)`, `a, b = _kn.f(...)`): [(C array, type)]
 KERNEL_RESULTS = {"_kn.lu": _lu, "_kn.forward_substitution": _forward_substitution,
                   "_kn.lu_pivots_to_permutation": _lu_pivots_to_permutation,

@@ -1,4 +1,4 @@
-"""The native tier's LAPACK runtime: `kernels.eig`, `kernels.cholesky` and `kernels.eigh` in C,
+"""The native tier's LAPACK runtime: `kernels.eig`, `cholesky`, `eigh` and `svd` in C,
 on the LAPACK functions of `lapack_table` (the ones Numba's `np.linalg` calls, through this
 library's copy of the table).
 
@@ -14,9 +14,9 @@ Return codes: 1 done, 0 LAPACK failed or an operand was not finite (the kernel's
 
 SOURCE = r"""
 /* LAPACK: the addresses of lapack_table (NAMES order), mirrored into this library's own copy */
-int64_t omnistage_lapack[10];
+int64_t omnistage_lapack[12];
 enum { OS_L_DGEEV, OS_L_ZGEEV, OS_L_DGETRF, OS_L_ZGETRF, OS_L_DGETRI, OS_L_ZGETRI, OS_L_DPOTRF, OS_L_ZPOTRF,
-       OS_L_DSYEVD, OS_L_ZHEEVD };
+       OS_L_DSYEVD, OS_L_ZHEEVD, OS_L_DGESDD, OS_L_ZGESDD };
 /* Fortran ABI: every argument by address, then the hidden lengths of the character arguments
    (a Cython wrapper found instead ignores them) */
 typedef void (*os_dgeev_t)(const char *, const char *, const int *, double *, const int *, double *, double *,
@@ -26,6 +26,11 @@ typedef void (*os_zgeev_t)(const char *, const char *, const int *, os_c128 *, c
 typedef void (*os_getrf_t)(const int *, const int *, void *, const int *, int *, int *);
 typedef void (*os_getri_t)(const int *, void *, const int *, const int *, void *, const int *, int *);
 typedef void (*os_potrf_t)(const char *, const int *, void *, const int *, int *, size_t);
+typedef void (*os_dgesdd_t)(const char *, const int *, const int *, double *, const int *, double *, double *,
+                            const int *, double *, const int *, double *, const int *, int *, int *, size_t);
+typedef void (*os_zgesdd_t)(const char *, const int *, const int *, os_c128 *, const int *, double *, os_c128 *,
+                            const int *, os_c128 *, const int *, os_c128 *, const int *, double *, int *, int *,
+                            size_t);
 typedef void (*os_dsyevd_t)(const char *, const char *, const int *, double *, const int *, double *, double *,
                             const int *, int *, const int *, int *, size_t, size_t);
 typedef void (*os_zheevd_t)(const char *, const char *, const int *, os_c128 *, const int *, double *, os_c128 *,
@@ -216,6 +221,17 @@ static int os_eig(const void *a, int real, int64_t batch, int n, os_c128 *w, os_
     return status;
 }
 
+/* dst (rows x cols, C order) := the column-major src (leading dimension ld), or, when not `ok`,
+   NaN (nan + 0j when complex: the Numba kernels' `x[b] = np.nan`) */
+static void os_from_fortran(void *dst, const void *src, int real, int rows, int cols, int ld, bool ok) {
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) {
+            size_t to = (size_t)i * cols + j, from = i + (size_t)j * ld;
+            if (real) ((double *)dst)[to] = ok ? ((const double *)src)[from] : NAN;
+            else ((os_c128 *)dst)[to] = ok ? ((const os_c128 *)src)[from] : os_c128_make(NAN, 0.0);
+        }
+}
+
 /* kernels.cholesky: out (b, n, n) := the lower factors of a (b, n, n) float64 (`real`) or
    complex128 stack, as Numba's np.linalg.cholesky (?potrf with 'U' on the C-ordered copy, then
    the upper triangle zeroed); a matrix ?potrf refuses gets NaN on and below the diagonal */
@@ -293,16 +309,88 @@ static int os_eigh(const void *a, int real, int lower, int64_t batch, int n, voi
             heevd(&jobz, &uplo, &n, (os_c128 *)f, &n, wb, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1, 1);
             free(work); free(rwork); free(iwork);
         }
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) {
-                size_t to = (size_t)b * nn + (size_t)i * n + j, from = i + (size_t)j * n;
-                if (real) ((double *)v)[to] = info == 0 ? ((double *)f)[from] : NAN;
-                else ((os_c128 *)v)[to] = info == 0 ? ((os_c128 *)f)[from] : os_c128_make(NAN, 0.0);
-            }
+        os_from_fortran((char *)v + (size_t)b * nn * item, f, real, n, n, n, info == 0);
         if (info != 0)
             for (int i = 0; i < n; i++) wb[i] = NAN;
     }
     free(f);
+    return 1;
+}
+
+/* kernels.svd: u (b, m, ucol), s (b, k) descending, vh (b, vrow, n) of a (b, m, n) float64
+   (`real`) or complex128, as Numba's np.linalg.svd (?gesdd, jobz 'A' for full matrices else
+   'S', on a Fortran-ordered copy, workspace queried, Numba's rwork size); NaN for a matrix
+   holding inf or NaN or one LAPACK fails on; identities when k = 0. -1: no memory */
+static int os_svd(const void *a, int real, int full, int64_t batch, int m, int n, void *u, double *s, void *vh) {
+    int k = m < n ? m : n, ucol = full ? m : k, ldvt = full ? n : k, big = m > n ? m : n;
+    size_t item = real ? sizeof(double) : sizeof(os_c128), mn = (size_t)m * n;
+    size_t usize = (size_t)m * ucol, vsize = (size_t)ldvt * n;
+    if (k == 0) {  /* kernels._eye_into(u), _eye_into(vh) */
+        memset(u, 0, item * usize * (size_t)batch);
+        memset(vh, 0, item * vsize * (size_t)batch);
+        for (int64_t b = 0; b < batch; b++) {
+            for (int i = 0; i < (m < ucol ? m : ucol); i++) {
+                if (real) ((double *)u)[(size_t)b * usize + (size_t)i * ucol + i] = 1.0;
+                else ((os_c128 *)u)[(size_t)b * usize + (size_t)i * ucol + i] = os_c128_make(1.0, 0.0);
+            }
+            for (int i = 0; i < (ldvt < n ? ldvt : n); i++) {
+                if (real) ((double *)vh)[(size_t)b * vsize + (size_t)i * n + i] = 1.0;
+                else ((os_c128 *)vh)[(size_t)b * vsize + (size_t)i * n + i] = os_c128_make(1.0, 0.0);
+            }
+        }
+        return 1;
+    }
+    char *f = malloc(item * (mn + usize + vsize));
+    int *iwork = malloc(sizeof(int) * 8 * (size_t)k);
+    int lrwork = k * ((5 * k + 7) > (2 * big + 2 * k + 1) ? (5 * k + 7) : (2 * big + 2 * k + 1));
+    double *rwork = real ? NULL : malloc(sizeof(double) * (size_t)(lrwork > 1 ? lrwork : 1));
+    if (!f || !iwork || (!real && !rwork)) { free(f); free(iwork); free(rwork); return -1; }
+    char *uf = f + item * mn, *vf = uf + item * usize, jobz = full ? 'A' : 'S';
+    for (int64_t b = 0; b < batch; b++) {
+        bool finite = true;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                size_t from = (size_t)b * mn + (size_t)i * n + j, to = i + (size_t)j * m;
+                if (real) {
+                    double x = ((const double *)a)[from];
+                    finite = finite && isfinite(x);
+                    ((double *)f)[to] = x;
+                } else {
+                    os_c128 x = ((const os_c128 *)a)[from];
+                    finite = finite && isfinite(x.re) && isfinite(x.im);
+                    ((os_c128 *)f)[to] = x;
+                }
+            }
+        int info = 1, lwork = -1;
+        double *sb = s + (size_t)b * k;
+        if (finite && real) {
+            double query = 0;
+            os_dgesdd_t gesdd = OS_LAPACK(os_dgesdd_t, OS_L_DGESDD);
+            gesdd(&jobz, &m, &n, (double *)f, &m, sb, (double *)uf, &m, (double *)vf, &ldvt, &query, &lwork, iwork, &info, 1);
+            lwork = (int)query;
+            double *work = malloc(sizeof(double) * (size_t)(lwork > 1 ? lwork : 1));
+            if (!work) { free(f); free(iwork); return -1; }
+            gesdd(&jobz, &m, &n, (double *)f, &m, sb, (double *)uf, &m, (double *)vf, &ldvt, work, &lwork, iwork, &info, 1);
+            free(work);
+        } else if (finite) {
+            os_c128 query = {0, 0};
+            os_zgesdd_t gesdd = OS_LAPACK(os_zgesdd_t, OS_L_ZGESDD);
+            gesdd(&jobz, &m, &n, (os_c128 *)f, &m, sb, (os_c128 *)uf, &m, (os_c128 *)vf, &ldvt, &query, &lwork, rwork,
+                  iwork, &info, 1);
+            lwork = (int)query.re;
+            os_c128 *work = malloc(sizeof(os_c128) * (size_t)(lwork > 1 ? lwork : 1));
+            if (!work) { free(f); free(iwork); free(rwork); return -1; }
+            gesdd(&jobz, &m, &n, (os_c128 *)f, &m, sb, (os_c128 *)uf, &m, (os_c128 *)vf, &ldvt, work, &lwork, rwork,
+                  iwork, &info, 1);
+            free(work);
+        }
+        /* u[b][i, j] = U(i, j) (column-major, ld m); vh[b][i, j] = VT(i, j) (ld ldvt); NaN + 0j on failure */
+        os_from_fortran((char *)u + (size_t)b * usize * item, uf, real, m, ucol, m, info == 0);
+        os_from_fortran((char *)vh + (size_t)b * vsize * item, vf, real, ldvt, n, ldvt, info == 0);
+        if (info != 0)
+            for (int i = 0; i < k; i++) sb[i] = NAN;
+    }
+    free(f); free(iwork); free(rwork);
     return 1;
 }
 """

@@ -16,7 +16,7 @@ from .table_mirrors import Mirrors
 
 SYMBOL = "omnistage_lapack"
 NAMES = ("dgeev", "zgeev", "dgetrf", "zgetrf", "dgetri", "zgetri",  # slot order (c_lapack's OS_L_* indices)
-         "dpotrf", "zpotrf", "dsyevd", "zheevd")
+         "dpotrf", "zpotrf", "dsyevd", "zheevd", "dgesdd", "zgesdd")
 LENGTH = len(NAMES)
 
 table = (ctypes.c_int64 * LENGTH)()
