@@ -287,13 +287,23 @@ def _copied(tr, node, depth, dtype=None, always=True):
         return out, out_t
     if not isinstance(t, Arr):
         raise Unsupported("copy operand")
-    out_t = Arr(dtype or t.dtype, t.shape)
-    if not always and t.contiguous and dtype is None:
-        return src, Arr(t.dtype, t.shape)
+    if not always and dtype is None:
+        return _dense(tr, src, t, depth)
+    return _copy_of(tr, src, t, dtype or t.dtype, depth)
+
+
+def _copy_of(tr, src, t, dtype, depth):
+    """A new C-ordered array of `dtype` from the arena holding array `src` (layout `t`)."""
+    out_t = Arr(dtype, t.shape)
     out = tr.allocate(out_t, depth)
-    for line in copy_lines(out, out_t, src, t, cast=None if out_t.dtype == t.dtype else out_t.dtype):
+    for line in copy_lines(out, out_t, src, t, cast=None if dtype == t.dtype else dtype):
         tr.emit(line, depth)
     return out, out_t
+
+
+def _dense(tr, src, t, depth):
+    """Array `src` (layout `t`) itself when it is C-contiguous, else a C-ordered copy of it."""
+    return (src, Arr(t.dtype, t.shape)) if t.contiguous else _copy_of(tr, src, t, t.dtype, depth)
 
 
 def _copy(tr, node, depth):
@@ -323,8 +333,7 @@ def _reshape(tr, node, depth):
     shape = static_shape(node.args[1])
     if int(np.prod(shape, dtype=np.int64)) != t.size:
         raise Unsupported("reshape size")
-    if not t.contiguous:
-        src, t = _copied(tr, ast.Call(func=node.func, args=[node.args[0]], keywords=[]), depth)
+    src, t = _dense(tr, src, t, depth)
     return src, Arr(t.dtype, shape)
 
 
@@ -343,10 +352,7 @@ def _matmul(tr, node, depth):
         raise Unsupported(f"matmul of {to.dtype}")
     if params[0] * params[1] * params[2] != ta.size or params[3] * params[4] * params[5] != tb.size:
         raise Unsupported("matmul parameters do not match the operands")
-    if not ta.contiguous:
-        a, ta = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
-    if not tb.contiguous:
-        b, tb = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[1]], keywords=[]), depth)
+    (a, ta), (b, tb) = _dense(tr, a, ta, depth), _dense(tr, b, tb, depth)
     tr.m.uses_gemm = True
     ct = C_TYPES[to.dtype]
     one, zero = tr.fresh("_one"), tr.fresh("_zero")
@@ -398,14 +404,17 @@ def _complex_helper(stem):
 
 
 def _np_conj(tr, node, depth):
-    if len(node.args) == 1 and isinstance(node.args[0], ast.Name) and isinstance(tr.expr(node.args[0], depth)[1], Arr):
-        # an array (triangular_solve's conjugate_a): a new C-ordered array, conjugated
-        out, t = _copied(tr, node, depth)
+    if len(node.args) != 1:
+        raise Unsupported("np.conj arity")
+    a, t = tr.expr(node.args[0], depth)
+    if isinstance(t, Arr):  # triangular_solve's conjugate_a: a new C-ordered array, conjugated
+        a, t = _copy_of(tr, a, t, t.dtype, depth)
         if t.dtype in COMPLEX_SUFFIX:
-            tr.emit(f"for (int64_t _c = 0; _c < {t.size}; _c++) {out}[_c] = os_cconj_{COMPLEX_SUFFIX[t.dtype]}({out}[_c]);",
+            tr.emit(f"for (int64_t _c = 0; _c < {t.size}; _c++) {a}[_c] = os_cconj_{COMPLEX_SUFFIX[t.dtype]}({a}[_c]);",
                     depth)
-        return out, t
-    ((a, t),) = tr.scalars(node, depth, 1)
+        return a, t
+    if not isinstance(t, Scalar):
+        raise Unsupported("np.conj operand")
     if t.dtype in COMPLEX_SUFFIX:
         return f"os_cconj_{COMPLEX_SUFFIX[t.dtype]}({a})", t
     return a, t  # a real number is its own conjugate
@@ -420,29 +429,8 @@ def _complex(tr, node, depth):
     return f"os_c128_make({re}, {im})", Scalar("complex128")
 
 
-def _eig(tr, node, depth):
-    """kernels.eig(a, w, vl, vr) on a (b, n, n) float64/complex128 stack (c_lapack.os_eig):
-    vl and vr have a batch entry per matrix when their vectors are wanted, else none."""
-    if len(node.args) != 4:
-        raise Unsupported("eig arguments")
-    (a, ta), (w, tw), (vl, tvl), (vr, tvr) = (tr.expr(x, depth) for x in node.args)
-    if not all(isinstance(t, Arr) for t in (ta, tw, tvl, tvr)) or len(ta.shape) != 3:
-        raise Unsupported("eig operands")
-    b, n, n2 = ta.shape
-    if ta.dtype not in ("float64", "complex128") or n != n2 or n >= 2 ** 15:
-        raise Unsupported(f"eig of {ta.dtype}{list(ta.shape)}")
-    for t, shapes in ((tw, [(b, n)]), (tvl, [(b, n, n), (0, n, n)]), (tvr, [(b, n, n), (0, n, n)])):
-        if t.dtype != "complex128" or t.shape not in shapes or not t.contiguous:
-            raise Unsupported("eig outputs")
-    if not ta.contiguous:
-        a, ta = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
-    tr.m.sections.add("lapack")
-    left, vectors = int(tvl.shape[0] == b and b > 0), int(tvr.shape[0] == b and b > 0)
-    tr.emit(f"if (os_eig({a}, {int(ta.dtype == 'float64')}, {b}, {n}, {w}, {vl}, {left}, {vr}, {vectors}) < 0) goto os_fail;",
-            depth)
-
-
-_LA_SUFFIX = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128"}
+_LA_SUFFIX = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128"}  # c_linalg's instances
+_LAPACK_DTYPES = ("float64", "complex128")  # the LAPACK kernels' operands (widened by the emitter)
 
 
 def _stack_operand(tr, node, depth, what, dtypes=_LA_SUFFIX):
@@ -450,9 +438,26 @@ def _stack_operand(tr, node, depth, what, dtypes=_LA_SUFFIX):
     code, t = tr.expr(node, depth)
     if not isinstance(t, Arr) or len(t.shape) != 3 or t.dtype not in dtypes:
         raise Unsupported(f"{what} operand {t}")
-    if not t.contiguous:
-        code, t = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node], keywords=[]), depth)
-    return code, t
+    return _dense(tr, code, t, depth)
+
+
+def _eig(tr, node, depth):
+    """kernels.eig(a, w, vl, vr) on a (b, n, n) float64/complex128 stack (c_lapack.os_eig):
+    vl and vr have a batch entry per matrix when their vectors are wanted, else none."""
+    if len(node.args) != 4:
+        raise Unsupported("eig arguments")
+    a, ta = _stack_operand(tr, node.args[0], depth, "eig", _LAPACK_DTYPES)
+    (w, tw), (vl, tvl), (vr, tvr) = (tr.expr(x, depth) for x in node.args[1:])
+    b, n, n2 = ta.shape
+    if n != n2 or n >= 2 ** 15:
+        raise Unsupported(f"eig of {ta.dtype}{list(ta.shape)}")
+    for t, shapes in ((tw, [(b, n)]), (tvl, [(b, n, n), (0, n, n)]), (tvr, [(b, n, n), (0, n, n)])):
+        if not isinstance(t, Arr) or t.dtype != "complex128" or t.shape not in shapes or not t.contiguous:
+            raise Unsupported("eig outputs")
+    tr.m.sections.add("lapack")
+    left, vectors = int(tvl.shape[0] == b and b > 0), int(tvr.shape[0] == b and b > 0)
+    tr.emit(f"if (os_eig({a}, {int(ta.dtype == 'float64')}, {b}, {n}, {w}, {vl}, {left}, {vr}, {vectors}) < 0) goto os_fail;",
+            depth)
 
 
 def _lu(tr, node, depth):
@@ -484,14 +489,12 @@ def _lu_pivots_to_permutation(tr, node, depth):
     if len(node.args) != 2:
         raise Unsupported("lu_pivots_to_permutation arguments")
     pivots, tp = tr.expr(node.args[0], depth)
-    size, ts = tr.expr(node.args[1], depth)
-    if not isinstance(tp, Arr) or tp.dtype != "int32" or len(tp.shape) != 2 or not is_int(ts.dtype):
+    if not isinstance(tp, Arr) or tp.dtype != "int32" or len(tp.shape) != 2:
         raise Unsupported("lu_pivots_to_permutation operands")
     size_value = _kernel_int_arg(tr, node.args[1])
     if size_value is None or size_value < 0:
         raise Unsupported("lu_pivots_to_permutation size")
-    if not tp.contiguous:
-        pivots, tp = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
+    pivots, tp = _dense(tr, pivots, tp, depth)
     return _linalg_call(tr, "os_lu_pivots_to_permutation", [pivots, tp.shape[0], tp.shape[1], size_value],
                         [Arr("int32", (tp.shape[0], size_value))], depth)
 
@@ -508,7 +511,7 @@ def _cholesky(tr, node, depth):
     """kernels.cholesky(a, out) on a (b, n, n) float64/complex128 stack (c_lapack.os_cholesky)."""
     if len(node.args) != 2:
         raise Unsupported("cholesky arguments")
-    a, ta = _stack_operand(tr, node.args[0], depth, "cholesky", ("float64", "complex128"))
+    a, ta = _stack_operand(tr, node.args[0], depth, "cholesky", _LAPACK_DTYPES)
     out, to = tr.expr(node.args[1], depth)
     b, n, n2 = ta.shape
     if n != n2 or not isinstance(to, Arr) or to.dtype != ta.dtype or to.shape != ta.shape or not to.contiguous:
@@ -521,7 +524,7 @@ def _eigh(tr, node, depth):
     """kernels.eigh(a, lower, v, w) on a (b, n, n) float64/complex128 stack (c_lapack.os_eigh)."""
     if len(node.args) != 4:
         raise Unsupported("eigh arguments")
-    a, ta = _stack_operand(tr, node.args[0], depth, "eigh", ("float64", "complex128"))
+    a, ta = _stack_operand(tr, node.args[0], depth, "eigh", _LAPACK_DTYPES)
     lower, tl = tr.expr(node.args[1], depth)
     (v, tv), (w, tw) = (tr.expr(x, depth) for x in node.args[2:])
     b, n, n2 = ta.shape
@@ -569,8 +572,7 @@ def _refine_sort(tr, node, depth):
     if not (isinstance(tp, Arr) and tp.dtype == "int64" and len(tp.shape) == 3 and tp.contiguous
             and isinstance(tk, Arr) and tk.shape == tp.shape):
         raise Unsupported("refine_sort operands")
-    if not tk.contiguous:
-        key, tk = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[key_node], keywords=[]), depth)
+    key, tk = _dense(tr, key, tk, depth)
     dtype, stride = tk.dtype, 1
     if part is not None:
         if dtype not in COMPLEX_PART:
@@ -598,9 +600,7 @@ def _take_along(tr, node, depth):
     if not (isinstance(tx, Arr) and isinstance(tp, Arr) and tp.dtype == "int64" and tx.shape == tp.shape
             and len(tx.shape) == 3 and tp.contiguous):
         raise Unsupported("take_along operands")
-    if not tx.contiguous:
-        x, tx = _copied(tr, ast.Call(func=ast.Name("_rt.copy"), args=[node.args[0]], keywords=[]), depth)
-    t = Arr(tx.dtype, tx.shape)
+    x, t = _dense(tr, x, tx, depth)
     out = tr.allocate(t, depth)
     outer, n, inner = t.shape
     tr.emit(f"for (int64_t _p = 0; _p < {t.size}; _p++) {out}[_p] = {x}[(_p / {max(n * inner, 1)}) * {n * inner} + "
@@ -618,7 +618,7 @@ def _svd(tr, node, depth):
             and isinstance(flag.args[0].value, bool)):
         raise Unsupported("svd flag")
     full = flag.args[0].value
-    a, ta = _stack_operand(tr, node.args[0], depth, "svd", ("float64", "complex128"))
+    a, ta = _stack_operand(tr, node.args[0], depth, "svd", _LAPACK_DTYPES)
     (u, tu), (s, ts), (vh, tv) = (tr.expr(x, depth) for x in node.args[2:])
     b, m, n = ta.shape
     k = min(m, n)

@@ -123,15 +123,13 @@ def _build(program, key, cc, translated, uses_gemm, uses_lapack, omp, small=Fals
     return loaded
 
 
-def _entry_lines(source, entry):
-    """The lines of `entry`'s body in the module `source` (an empty list if it is not there)."""
+def _entry_span(source, entry):
+    """(the module's lines, where `entry`'s body starts, where it ends); an empty span if the
+    module has no `entry`."""
     lines = source.split("\n")
-    try:
-        start = next(i for i, line in enumerate(lines) if line.startswith(f"def {entry}(")) + 1
-    except StopIteration:
-        return []
+    start = next((i + 1 for i, line in enumerate(lines) if line.startswith(f"def {entry}(")), len(lines))
     end = next((i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].startswith(" ")), len(lines))
-    return lines[start:end]
+    return lines, start, end
 
 
 # A program whose whole run is at most this many statements (no helper functions, static loops)
@@ -144,7 +142,8 @@ SMALL_WORK = 4096
 def _small(source, entry):
     if source.count("\ndef ") != 1:
         return False
-    work = parallel.static_work(_entry_lines(source, entry))
+    lines, start, end = _entry_span(source, entry)
+    work = parallel.static_work(lines[start:end])
     return work is not None and work <= SMALL_WORK
 
 
@@ -152,12 +151,7 @@ def _threaded(source, entry):
     """The module with the loops of its entry that the Numba build would split over threads
     marked `numba.prange` (parallel.parallelize's rule and rewrite, which read the entry's
     lines; it imports nothing), or None when there are none."""
-    lines = source.split("\n")
-    try:
-        start = next(i for i, line in enumerate(lines) if line.startswith(f"def {entry}(")) + 1
-    except StopIteration:
-        return None
-    end = start + len(_entry_lines(source, entry))
+    lines, start, end = _entry_span(source, entry)
     body, changed = parallel.parallelize(lines[start:end])
     return "\n".join(lines[:start] + body + lines[end:]) if changed else None
 

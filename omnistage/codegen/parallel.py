@@ -369,9 +369,7 @@ def parallelize(lines):
             out.append(lines[i])
             i += 1
             continue
-        j = i + 1
-        while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > 1):
-            j += 1
+        j = _body_end(lines, i)
         var, extent, body = m.group(1), int(m.group(2)), lines[i + 1:j]
         rewritten = _parallel_loop(out, var, extent, body, lines[j:])
         if rewritten is None:
@@ -389,9 +387,7 @@ def static_work(lines):
     while i < len(lines):
         m = _TOP_LOOP.match(lines[i])
         if m:
-            j = i + 1
-            while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > 1):
-                j += 1
+            j = _body_end(lines, i)
             work = _work(lines[i + 1:j], int(m.group(2)))
             if work is None:
                 return None
@@ -403,6 +399,14 @@ def static_work(lines):
         total += bool(text) and not text.startswith("#")
         i += 1
     return total
+
+
+def _body_end(lines, i):
+    """The index just past the body of the top-level loop whose header is lines[i]."""
+    j = i + 1
+    while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > 1):
+        j += 1
+    return j
 
 
 def _indent(line):
