@@ -257,10 +257,15 @@ def _popcount(tr, node, depth):
     return f"(({C_TYPES[t.dtype]})__builtin_popcountll((uint64_t)(uint{width}_t)({a})))", t
 
 
-def _empty(tr, node, depth):
+def empty_layout(node):
+    """The layout of the array `np.empty(shape, dtype)` (or `_rt.empty`) allocates."""
     if len(node.args) != 2:
         raise Unsupported("empty arity")
-    t = Arr(dtype_arg(node.args[1]), static_shape(node.args[0]))
+    return Arr(dtype_arg(node.args[1]), static_shape(node.args[0]))
+
+
+def _empty(tr, node, depth):
+    t = empty_layout(node)
     return tr.allocate(t, depth), t
 
 

@@ -104,8 +104,11 @@ class Module:
         else:
             raise Unsupported(f"constant {name} of type {type(value).__name__}")
 
-    def function(self, name, arg_types):
-        """The C name and result types of `name` specialized to `arg_types` (translated once)."""
+    def function(self, name, arg_types, destinations=False):
+        """The C name and result types of `name` specialized to `arg_types` (translated once).
+        `destinations`: the caller passes each array result's output buffer in its result
+        pointer, for the results the function allocates once and returns as they are (the
+        entry: no copy of a result into the caller's buffer)."""
         key = (name, tuple(arg_types))
         if key not in self.specs:
             node = self.functions.get(name)
@@ -113,7 +116,7 @@ class Module:
                 raise Unsupported(f"call of {name}")
             c_name = f"os_fn_{name}_{len(self.specs)}"
             self.specs[key] = None  # recursion guard
-            body, results = FunctionTranslator(self, node, arg_types, c_name).translate()
+            body, results = FunctionTranslator(self, node, arg_types, c_name, destinations).translate()
             self.specs[key] = (c_name, results)
             self.decls.append(body)
         spec = self.specs[key]
@@ -131,7 +134,7 @@ def translate(source, entry, in_types, out_types, vmath_names):
     LAPACK). Raises Unsupported."""
     module = Module(source, vmath_names)
     arg_types = [Scalar(dt) if len(shape) == 0 else Arr(dt, shape) for shape, dt in in_types]
-    c_name, results = module.function(entry, arg_types)
+    c_name, results = module.function(entry, arg_types, destinations=True)
     if len(results) != len(out_types):
         raise Unsupported("result count")
     lines = ["int32_t omnistage_aot_main(void **buffers) {", "    os_arena arena = os_arena_open();"]
@@ -144,7 +147,8 @@ def translate(source, entry, in_types, out_types, vmath_names):
         if t.dtype != dt or (isinstance(t, Arr) and t.shape != tuple(shape)) or (isinstance(t, Scalar) and len(shape)):
             raise Unsupported(f"result {k} is {t}, expected {dt}{list(shape)}")
         ct = C_TYPES[t.dtype]
-        lines.append(f"    {ct} {'*' if isinstance(t, Arr) else ''}r{k};")
+        # an array result starts as its output buffer: the entry builds its destinations there
+        lines.append(f"    {ct} *r{k} = ({ct} *)buffers[{len(arg_types) + k}];" if isinstance(t, Arr) else f"    {ct} r{k};")
         outs.append(f"&r{k}")
     lines.append(f"    if ({c_name}(&arena{''.join(', ' + a for a in args + outs)})) {{ os_release(&arena); return 1; }}")
     for k, t in enumerate(results):
@@ -153,7 +157,11 @@ def translate(source, entry, in_types, out_types, vmath_names):
         if isinstance(t, Scalar):
             lines.append(f"    *({ct} *){slot} = r{k};")
         else:
-            lines.extend(f"    {line}" for line in copy_lines(f"({ct} *){slot}", Arr(t.dtype, t.shape), f"r{k}", t))
+            copy = copy_lines(f"({ct} *){slot}", Arr(t.dtype, t.shape), f"r{k}", t)
+            if copy:
+                lines.append(f"    if (r{k} != ({ct} *){slot}) {{")
+                lines.extend(f"        {line}" for line in copy)
+                lines.append("    }")
     lines += ["    os_release(&arena);", "    return 0;", "}"]
     optional = [source for name, source in (("lapack", c_lapack.SOURCE), ("linalg", c_linalg.SOURCE))
                 if name in module.sections]
@@ -167,8 +175,9 @@ def translate(source, entry, in_types, out_types, vmath_names):
 class FunctionTranslator:
     """One function of the module, specialized to its argument types."""
 
-    def __init__(self, module, node, arg_types, c_name):
+    def __init__(self, module, node, arg_types, c_name, destinations=False):
         self.m, self.node, self.c_name = module, node, c_name
+        self.destinations = _destinations(node) if destinations else {}  # name -> its result slot
         params = node.args
         if params.vararg or params.kwarg or params.kwonlyargs or params.defaults or params.posonlyargs:
             raise Unsupported(f"signature of {node.name}")
@@ -343,6 +352,12 @@ class FunctionTranslator:
             return
         if isinstance(value, ast.Call) and dotted(value.func) in c_calls.KERNEL_RESULTS:
             self.bind_kernel_results([target], value, depth)
+            return
+        k = self.destinations.get(target.id)
+        if k is not None and not self.scopes and is_call_to(value, *_ALLOCATIONS):
+            t = c_calls.empty_layout(value)
+            self.declare(target.id, t)
+            self.emit(f"{self.c(target.id)} = *os_out{k};", depth)
             return
         code, t = self.expr(value, depth)
         if isinstance(t, Tup):
@@ -853,6 +868,8 @@ class FunctionTranslator:
             return self.view(base, t, index, depth)
         at = self.offset(index, t, depth)
         if len(index) == len(t.shape):
+            if t.dtype == "bool":  # GCC has no vector type for _Bool: its bytes load as uint8_t (0 or 1) and vectorize
+                return f"((const uint8_t *){base})[{at}]", Scalar(t.dtype)
             return f"{base}[{at}]", Scalar(t.dtype)
         rest = Arr(t.dtype, t.shape[len(index):], t.strides[len(index):])
         return f"({base} + ({at}))", rest
@@ -973,6 +990,29 @@ class FunctionTranslator:
         ct = C_TYPES[t.dtype]
         self.emit(f"{tmp} = ({ct} *)os_alloc(A, {max(t.size, 1)} * sizeof({ct})); if (!{tmp}) goto os_fail;", depth)
         return tmp
+
+
+_ALLOCATIONS = ("np.empty", "_rt.empty")
+
+
+def _destinations(node):
+    """{name: result slot} of the arrays function `node` may build in its caller's buffers:
+    returned once, as they are, and bound once in the whole function, by an allocation among
+    its top-level statements (so no loop's release and no other binding touches them)."""
+    ret = node.body[-1] if node.body else None
+    if not isinstance(ret, ast.Return) or ret.value is None:
+        return {}
+    items = ret.value.elts if isinstance(ret.value, ast.Tuple) else [ret.value]
+    names = [item.id if isinstance(item, ast.Name) else None for item in items]
+    stores = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    allocated = {s.targets[0].id for s in node.body[:-1]
+                 if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                 and is_call_to(s.value, *_ALLOCATIONS)}
+    return {name: k for k, name in enumerate(names)
+            if name is not None and names.count(name) == 1 and stores.get(name) == 1 and name in allocated}
 
 
 # reduction steps lane_reduction splits into partial results: radd/rmul may be reassociated

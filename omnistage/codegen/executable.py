@@ -326,18 +326,21 @@ class InterpretedProgram:
 def compile_for_cpu(program):
     """The best executable available for `program`: its ahead-of-time library when one is
     cached (no Numba import), else the Numba module (and a builder makes the library for the
-    next process), else the interpreter."""
-    from . import aot, host_memory
+    next process), else the interpreter. Under OMNISTAGE_PROFILE only the Numba module carries
+    the timer marks, so libraries are neither loaded nor built for it."""
+    from . import aot, host_memory, profile
 
     host_memory.tune()
-    loaded = aot.load(program)
-    if loaded is not None:
-        return loaded
-    from . import c_tier
+    profiling = profile.enabled()
+    if not profiling:
+        loaded = aot.load(program)
+        if loaded is not None:
+            return loaded
+        from . import c_tier
 
-    built = c_tier.compile_program(program)
-    if built is not None:
-        return built
+        built = c_tier.compile_program(program)
+        if built is not None:
+            return built
     from .emit_cpu import Unsupported
 
     try:
@@ -345,5 +348,6 @@ def compile_for_cpu(program):
     except Unsupported as e:
         return InterpretedProgram(program, f"no Numba lowering for {e.args[0]} yet")
     # After the first call: the builder then does not compete with this process's compile.
-    compiled.after_first_call = lambda: aot.schedule_build(compiled)
+    if not profiling:
+        compiled.after_first_call = lambda: aot.schedule_build(compiled)
     return compiled

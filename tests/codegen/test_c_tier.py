@@ -235,6 +235,43 @@ def test_complex_numbers(cdtype):
             fw.config.update("jax_enable_x64", old)
 
 
+def test_results_are_built_in_the_callers_buffers():
+    # the entry writes an array it allocates once and returns as it is straight into the output
+    # buffer; every other result (returned twice, a view, an input, a loop's carry) is copied
+    x = RNG.standard_normal((6, 8)).astype(np.float32)
+    source = textwrap.dedent("""
+        import numpy as np
+        def f(x):
+            y = np.empty((3,), np.float32)
+            for i in range(3):
+                y[i] = x[i] * np.float32(2.0)
+            z = np.empty((3,), np.float32)
+            for i in range(3):
+                z[i] = x[i]
+            z = x
+            return (y, z, y)
+    """)
+    c, _, _ = c_translate.translate(source, "f", [((3,), "float32")], [((3,), "float32")] * 3, [])
+    assert "v_y = *os_out0;" not in c and "*os_out1;" not in c  # y is returned twice, z bound twice
+    c, _, _ = c_translate.translate(source.replace("(y, z, y)", "(y, z)"), "f", [((3,), "float32")],
+                                    [((3,), "float32")] * 2, [])
+    assert "v_y = *os_out0;" in c and "*os_out1;" not in c
+
+    def f(x, n):
+        e = xnp.exp(x)
+        carry = lax.fori_loop(0, n, lambda i, c: c * 0.5 + e, x)
+        return e, e, e[1:3], x, carry, e.sum(0), xnp.maximum(x, 0.0)
+    _check(f, x, np.int32(3))
+
+
+def test_boolean_operands_select_and_reduce():
+    # bool arrays are read as bytes in C (so their loops vectorize): every value still selects
+    x = RNG.standard_normal((9, 131)).astype(np.float32)
+    m = RNG.random((9, 131)) < 0.5
+    _check(lambda l, m: (-xnp.sum(xnp.logaddexp(0.0, xnp.where(m, -1.0, 1.0) * l)), xnp.where(m, l, 0.0), m & (l > 0),
+                         m.astype(np.float32) * 3.0, xnp.sum(m, axis=1)), x, m, rtol=1e-5)
+
+
 def test_untranslatable_program_keeps_the_numba_path():
     m = RNG.standard_normal((4, 4)).astype(np.float32)
     program = fw.jit(lambda m: xnp.linalg.qr(m @ m.T)[1]).lower(m).program  # qr: not translated
