@@ -104,11 +104,11 @@ class Module:
         else:
             raise Unsupported(f"constant {name} of type {type(value).__name__}")
 
-    def function(self, name, arg_types, destinations=False):
+    def function(self, name, arg_types):
         """The C name and result types of `name` specialized to `arg_types` (translated once).
-        `destinations`: the caller passes each array result's output buffer in its result
-        pointer, for the results the function allocates once and returns as they are (the
-        entry: no copy of a result into the caller's buffer)."""
+        A caller may pass an array result's destination in its result pointer (else NULL): a
+        result the function allocates once and returns as it is is built there, uncopied (the
+        entry's results in their output buffers, a loop body's carries in their slots)."""
         key = (name, tuple(arg_types))
         if key not in self.specs:
             node = self.functions.get(name)
@@ -116,7 +116,7 @@ class Module:
                 raise Unsupported(f"call of {name}")
             c_name = f"os_fn_{name}_{len(self.specs)}"
             self.specs[key] = None  # recursion guard
-            body, results = FunctionTranslator(self, node, arg_types, c_name, destinations).translate()
+            body, results = FunctionTranslator(self, node, arg_types, c_name).translate()
             self.specs[key] = (c_name, results)
             self.decls.append(body)
         spec = self.specs[key]
@@ -134,7 +134,7 @@ def translate(source, entry, in_types, out_types, vmath_names):
     LAPACK). Raises Unsupported."""
     module = Module(source, vmath_names)
     arg_types = [Scalar(dt) if len(shape) == 0 else Arr(dt, shape) for shape, dt in in_types]
-    c_name, results = module.function(entry, arg_types, destinations=True)
+    c_name, results = module.function(entry, arg_types)
     if len(results) != len(out_types):
         raise Unsupported("result count")
     lines = ["int32_t omnistage_aot_main(void **buffers) {", "    os_arena arena = os_arena_open();"]
@@ -175,9 +175,10 @@ def translate(source, entry, in_types, out_types, vmath_names):
 class FunctionTranslator:
     """One function of the module, specialized to its argument types."""
 
-    def __init__(self, module, node, arg_types, c_name, destinations=False):
+    def __init__(self, module, node, arg_types, c_name):
         self.m, self.node, self.c_name = module, node, c_name
-        self.destinations = _destinations(node) if destinations else {}  # name -> its result slot
+        self.destinations = _destinations(node)  # name -> its result slot (Module.function)
+        self.loop_destinations = (None, {})  # (body depth, {name: where the loop keeps it}) (_loop)
         params = node.args
         if params.vararg or params.kwarg or params.kwonlyargs or params.defaults or params.posonlyargs:
             raise Unsupported(f"signature of {node.name}")
@@ -357,7 +358,9 @@ class FunctionTranslator:
         if k is not None and not self.scopes and is_call_to(value, *_ALLOCATIONS):
             t = c_calls.empty_layout(value)
             self.declare(target.id, t)
-            self.emit(f"{self.c(target.id)} = *os_out{k};", depth)
+            v, ct = self.c(target.id), C_TYPES[t.dtype]
+            self.emit(f"{v} = *os_out{k} ? *os_out{k} : ({ct} *)os_alloc(A, {max(t.size, 1)} * sizeof({ct})); "
+                      f"if (!{v}) goto os_fail;", depth)
             return
         code, t = self.expr(value, depth)
         if isinstance(t, Tup):
@@ -401,8 +404,9 @@ class FunctionTranslator:
             self.declare(target.id, t)
             self.emit(f"{self.c(target.id)} = {tmp};", depth)
 
-    def helper_results(self, call, depth):
-        """Call a helper function of the module; its results, each in a temporary."""
+    def helper_results(self, call, depth, destinations=()):
+        """Call a helper function of the module; its results, each in a temporary.
+        `destinations`: where the caller wants each array result (None: anywhere)."""
         if call.keywords:
             raise Unsupported("keyword arguments")
         args = [self.expr(a, depth) for a in call.args]
@@ -410,10 +414,13 @@ class FunctionTranslator:
             raise Unsupported("tuple argument")
         c_name, results = self.m.function(dotted(call.func), [t for _, t in args])
         temps = []
-        for t in results:
+        for k, t in enumerate(results):
             tmp = self.fresh()
             self.declare(tmp, t)
             temps.append((tmp, t))
+            if isinstance(t, Arr):
+                dst = destinations[k] if k < len(destinations) else None
+                self.emit(f"{tmp} = {dst or 'NULL'};", depth)
         outs = "".join(f", &{tmp}" for tmp, _ in temps)
         self.emit(f"if ({c_name}(A{''.join(', ' + c for c, _ in args)}{outs})) goto os_fail;", depth)
         return temps
@@ -428,7 +435,8 @@ class FunctionTranslator:
             self.emit(f"{self.c(target.id)} = {code};", depth)
 
     def call_helper(self, targets, call, depth):
-        temps = self.helper_results(call, depth)
+        at, kept = self.loop_destinations
+        temps = self.helper_results(call, depth, [kept.get(t.id) if depth == at else None for t in targets])
         if len(temps) != len(targets):
             raise Unsupported("helper result count")
         for target, (tmp, t) in zip(targets, temps):
@@ -681,14 +689,22 @@ class FunctionTranslator:
                 self.emit(f"{s} = ({C_TYPES[t.dtype]} *)os_alloc(A, {max(t.size, 1)} * sizeof({C_TYPES[t.dtype]})); if (!{s}) goto os_fail;", depth)
         self.emit(header + " {", depth)
         self.emit(f"os_mark {mark} = os_mark_get(A);", depth + 1)
-        self._test(test, depth + 1)
-        for s in body:
-            self.stmt(s, depth + 1)
+        dsts = {}
         for n in carried:
             t, (s0, s1) = self.types[self.c(n)], slots[n]
-            dst = self.fresh("_dst")
-            self.declare(dst, t)
-            self.emit(f"{dst} = {parity} ? {s1} : {s0};", depth + 1)
+            dsts[n] = self.fresh("_dst")
+            self.declare(dsts[n], t)
+            self.emit(f"{dsts[n]} = {parity} ? {s1} : {s0};", depth + 1)
+        self._test(test, depth + 1)
+        outer = self.loop_destinations
+        # a carry a helper returns is built in this iteration's slot (the other slot holds
+        # the carries it reads), so the copy below finds it in place
+        self.loop_destinations = (depth + 1, {n: dsts[n] for n in _bound_by_one_helper_call(body, carried, self.m.functions)})
+        for s in body:
+            self.stmt(s, depth + 1)
+        self.loop_destinations = outer
+        for n in carried:
+            t, dst = self.types[self.c(n)], dsts[n]
             for line in copy_lines(dst, t, self.c(n), t):
                 self.emit(line, depth + 1)
             self.emit(f"{self.c(n)} = {dst};", depth + 1)
@@ -993,6 +1009,21 @@ class FunctionTranslator:
 
 
 _ALLOCATIONS = ("np.empty", "_rt.empty")
+
+
+def _bound_by_one_helper_call(body, names, functions):
+    """Those of `names` that loop `body` binds once in all, in a top-level `... = helper(...)`."""
+    stores = {}
+    for n in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    found = set()
+    for s in body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.value, ast.Call) \
+                and dotted(s.value.func) in functions:
+            targets = s.targets[0].elts if isinstance(s.targets[0], ast.Tuple) else [s.targets[0]]
+            found.update(t.id for t in targets if isinstance(t, ast.Name))
+    return {n for n in names if n in found and stores.get(n) == 1}
 
 
 def _destinations(node):
