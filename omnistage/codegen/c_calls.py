@@ -359,6 +359,8 @@ def _matmul(tr, node, depth):
         raise Unsupported("matmul parameters do not match the operands")
     (a, ta), (b, tb) = _dense(tr, a, ta, depth), _dense(tr, b, tb, depth)
     tr.m.uses_gemm = True
+    if slot == 0:
+        tr.m.sections.add("sgemm")
     ct = C_TYPES[to.dtype]
     one, zero = tr.fresh("_one"), tr.fresh("_zero")
     unit, nil = (c_literal(1, to.dtype), c_literal(0, to.dtype)) if to.dtype in COMPLEX_PART else ("1", "0")

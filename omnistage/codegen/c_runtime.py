@@ -315,7 +315,8 @@ typedef void (*os_gemm_t)(const char *, const char *, const int *, const int *, 
 
 /* out[i] = op(a[i]) @ op(b[i]) for row-major C-ordered stacks, cut into the blocks of
    kernels.matmul (gemm_blocks, _block_edges, _block_args: the same rule, so the same calls and
-   the same bits as the Numba build's), run on the GEMM pool (gemm_pool, its entry in the BLAS
+   the same bits as the Numba build's; float32 products at least half a panel wide run the
+   tier's own kernel instead, c_sgemm, in blocks of whole panels), run on the GEMM pool (gemm_pool, its entry in the BLAS
    table's last slot) when it is loaded, else here. Row-major C is column-major
    C^T = op(B)^T op(A)^T, so BLAS's A is our b. */
 #define OS_SPLIT_WORK ((int64_t)1 << 21)
@@ -324,12 +325,23 @@ typedef void (*os_gemm_t)(const char *, const char *, const int *, const int *, 
 #define OS_MIN_BLOCK 64
 #define OS_CALL_WORDS 11
 typedef void (*os_pool_t)(void *, int64_t, const int64_t *, const void *, const void *);
+/* the tier's own float32 product (c_sgemm, registered when the module has one), and the width of
+   its column panels: products at least half a panel wide use it, narrower ones BLAS */
+static os_gemm_t os_own_sgemm = NULL;
+static int64_t os_own_sgemm_cols = 0;
 
 static void os_matmul(int slot, const void *alpha, const void *beta, size_t itemsize, const char *a, const char *b, char *out,
                       int64_t batch_a, int64_t ra, int64_t ca, int64_t batch_b, int64_t rb, int64_t cb,
                       int ta, int tb, int64_t batch, int64_t M, int64_t N) {
     int64_t K = ta ? ra : ca;
     int64_t blocks = 1, rows = 1;
+    os_gemm_t gemm = (os_gemm_t)(intptr_t)omnistage_blas_gemm[slot];
+    int64_t align = OS_BLOCK_ALIGN;
+    if (slot == 0 && os_own_sgemm != NULL && 2 * N >= os_own_sgemm_cols
+            && *(const float *)alpha == 1.0f && *(const float *)beta == 0.0f) {
+        gemm = os_own_sgemm;
+        align = os_own_sgemm_cols;  /* blocks of whole panels (its bits do not depend on the blocks) */
+    }
     if (M * N * K >= OS_SPLIT_WORK) {
         rows = M >= N;
         int64_t extent = rows ? M : N;
@@ -346,7 +358,7 @@ static void os_matmul(int slot, const void *alpha, const void *beta, size_t item
         int64_t i = t / blocks, j = t % blocks;
         int64_t extent = rows ? M : N;
         int64_t step = (extent + blocks - 1) / blocks;
-        step = (step + OS_BLOCK_ALIGN - 1) / OS_BLOCK_ALIGN * OS_BLOCK_ALIGN;
+        step = (step + align - 1) / align * align;
         int64_t lo = j * step < extent ? j * step : extent, hi = (j + 1) * step < extent ? (j + 1) * step : extent;
         int64_t size = hi - lo > 0 ? hi - lo : 0;
         int64_t a_at = i * ra * ca, b_at = i * rb * cb, c_at = i * M * N;
@@ -364,7 +376,6 @@ static void os_matmul(int slot, const void *alpha, const void *beta, size_t item
             c[10] = (int64_t)(intptr_t)(out + (c_at + lo) * itemsize);
         }
         if (tasks < 0 || tasks < 2 || omnistage_blas_gemm[4] == 0) {  /* run it now */
-            os_gemm_t gemm = (os_gemm_t)(intptr_t)omnistage_blas_gemm[slot];
             char fa = c[0] ? 't' : 'n', fb = c[1] ? 't' : 'n';
             int m = (int)c[2], n = (int)c[3], k = (int)c[4], la = (int)c[5], lb = (int)c[6], lc = (int)c[7];
             if (m > 0 && n > 0)
@@ -373,7 +384,7 @@ static void os_matmul(int slot, const void *alpha, const void *beta, size_t item
         }
     }
     if (tasks >= 2 && omnistage_blas_gemm[4] != 0)
-        ((os_pool_t)(intptr_t)omnistage_blas_gemm[4])((void *)(intptr_t)omnistage_blas_gemm[slot], tasks, calls, alpha, beta);
+        ((os_pool_t)(intptr_t)omnistage_blas_gemm[4])((void *)gemm, tasks, calls, alpha, beta);
     if (calls != stack_calls) free(calls);
 }
 """

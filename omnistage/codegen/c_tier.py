@@ -49,7 +49,7 @@ from . import aot, blas_table, c_translate, c_vmath, compile_log, lapack_table, 
 # and the log family's branches become selects, so their loops vectorize
 FLAGS = ("-O2", "-fvect-cost-model=dynamic", "-march=native", "-ffp-contract=off", "-fno-math-errno",
          "-fno-trapping-math", "-fwrapv", "-fno-strict-aliasing",
-         "-fPIC", "-shared")
+         "-fPIC", "-shared") + (("-g",) if os.environ.get("OMNISTAGE_C_DEBUG_INFO") else ())
 _declined = {}  # program key -> why this process found it untranslatable (OMNISTAGE_AOT_DEBUG prints it)
 
 
@@ -111,6 +111,9 @@ def _build(program, key, cc, translated, uses_gemm, uses_lapack, omp, small=Fals
         lib = f"omnistage_c_{digest}.so"
         with open(os.path.join(work, "program.c"), "w", encoding="utf-8") as f:
             f.write(translated)
+        if os.environ.get("OMNISTAGE_C_DEBUG_INFO"):  # TEMP
+            with open(f"/tmp/s19/prog_{program.name}.c", "w") as f:
+                f.write(translated)
         done = subprocess.run([*cc, *flags, "-o", lib, "program.c", "-lm"], cwd=work, capture_output=True, text=True)
         if done.returncode != 0:  # a translation the compiler rejects is our bug: Numba's path still works
             errors = [line for line in done.stderr.splitlines() if "error" in line]
@@ -162,6 +165,9 @@ def _decline(key, program, reason, translated=None):
         print(f"omnistage: native tier declined {program.name!r}: {reason}", file=sys.stderr)
         if translated is not None:
             with tempfile.NamedTemporaryFile("w", suffix=".c", prefix="omnistage-declined-", delete=False) as f:
+                f.write(translated)
+        if os.environ.get("OMNISTAGE_C_DEBUG_INFO"):  # TEMP
+            with open(f"/tmp/s19/prog_{program.name}.c", "w") as f:
                 f.write(translated)
             print(f"omnistage: its C is in {f.name}", file=sys.stderr)
     return None

@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from . import c_calls, c_complex, c_lapack, c_linalg, c_runtime, c_vmath
+from . import c_calls, c_complex, c_lapack, c_linalg, c_runtime, c_sgemm, c_vmath
 from .c_calls import dotted, index_elts, is_call_to, static_int
 from .c_types import (C_TYPES, COMPLEX_PART, COMPLEX_SUFFIX, FLOAT_NAME, NP_TYPES, Arr, Scalar, Tup, Unsupported,
                       arith_type, c_literal, convert_code, copy_lines, is_int, same_type, wide)
@@ -70,7 +70,7 @@ class Module:
         self.specs = {}  # (name, arg types) -> (c name, result types)
         self.decls = []  # C definitions, callees first
         self.uses_gemm = False
-        self.sections = set()  # optional runtime parts prepended: "lapack" (c_lapack), "linalg" (c_linalg)
+        self.sections = set()  # optional runtime parts prepended: "lapack" (c_lapack), "linalg" (c_linalg), "sgemm" (c_sgemm)
         self.omp = False  # an entry loop runs on OpenMP's threads (`omnistage_omp_threads` switches them on)
         self.sorts = set()  # key dtypes whose c_sort function is in decls
         for node in self.tree.body:
@@ -163,7 +163,7 @@ def translate(source, entry, in_types, out_types, vmath_names):
                 lines.extend(f"        {line}" for line in copy)
                 lines.append("    }")
     lines += ["    os_release(&arena);", "    return 0;", "}"]
-    optional = [source for name, source in (("lapack", c_lapack.SOURCE), ("linalg", c_linalg.SOURCE))
+    optional = [source for name, source in (("lapack", c_lapack.SOURCE), ("linalg", c_linalg.SOURCE), ("sgemm", c_sgemm.SOURCE))
                 if name in module.sections]
     if module.omp:
         optional.append("/* set by the process (aot.AotProgram): 1 runs the parallel loops on OpenMP's threads */\n"

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -125,6 +126,45 @@ def test_big_products_run_in_kernels_blocks():
     b = RNG.standard_normal((200, 520)).astype(np.float32)
     c = RNG.standard_normal((3, 130, 200)).astype(np.float32)
     _check(lambda a, b, c: (a @ b, b.T @ a.T, c @ b, xnp.einsum("bij,bkj->bik", c, c)), a, b, c, rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("m, k, n", [(32, 784, 512), (7, 1100, 70), (130, 3, 97), (1, 600, 64), (64, 0, 64), (33, 17, 31)])
+def test_float32_products_run_the_tiers_own_kernel_with_the_same_bits_on_any_threads(m, k, n):
+    # c_sgemm: every layout of the operands, tails of rows and columns, k past one block (512),
+    # an empty k; the bits must not depend on the GEMM pool's blocks or threads
+    from omnistage.codegen import gemm_pool
+
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
+    f = lambda a, b, at, bt: (a @ b, at.T @ b, a @ bt.T, at.T @ bt.T, (bt @ at).T, a.T.T @ b)  # noqa: E731
+    args = (a, b, at, bt)
+    native = _check(f, *args, rtol=1e-5, atol=1e-4)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    got = [np.asarray(g) for g in native(*args)]
+    for g in got:
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-4 * max(1, k) ** 0.5)
+    gemm_pool.start()
+    deadline = time.monotonic() + 60
+    while not gemm_pool.ready() and gemm_pool._workers() and time.monotonic() < deadline:
+        time.sleep(0.05)  # built in the background on first use
+    with gemm_pool.one_thread():
+        alone = [np.asarray(g).tobytes() for g in native._run(args)]
+    assert alone == [g.tobytes() for g in got]
+    assert got[0].tobytes() == got[-1].tobytes()  # the same product, the same bits
+
+
+def test_only_float32_products_bring_the_own_kernel():
+    from omnistage.codegen import c_vmath
+    from omnistage.codegen.emit_cpu import emit_module
+
+    a = RNG.standard_normal((16, 64)).astype(np.float32)
+    for x, has in ((a, True), (a.astype(np.complex64), False)):
+        program = fw.jit(lambda x: x @ x.T).lower(x).program
+        source, entry = emit_module(program, c_vmath.lookup, threads=None)
+        ins, outs = [((16, 64), x.dtype.name)], [((16, 16), x.dtype.name)]
+        c, uses_gemm, _ = c_translate.translate(source, entry, ins, outs, c_vmath.NAMES.values())
+        assert uses_gemm and ("os_sgemm_register" in c) == has
 
 
 def test_training_step_gradient():

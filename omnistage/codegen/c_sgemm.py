@@ -1,0 +1,155 @@
+"""The native tier's own float32 matrix product: a register-tiled kernel in C that os_matmul
+(c_runtime) calls instead of BLAS's sgemm for the products of float32 programs.
+
+Why: the products of the real programs of issue 18 have few rows (a batch of 32 or 128) and
+SciPy's OpenBLAS spends a good part of such a product packing its operands and zeroing the result
+(sgemm_itcopy/incopy/oncopy and sgemm_beta were a third of mnist_vae's BLAS time). On the
+machine this was written on (a 2-core AMD EPYC with AVX-512, one thread, every shape of
+mnist_vae's and mnist_classifier's steps, interleaved calls) this kernel ran at 200-240 GFLOP/s
+where SciPy's OpenBLAS 0.3.30 (its SkylakeX kernels) ran at 80-120, from 64^3 up to 2048^3;
+benchmarks/examples/gemm.py times products through programs, against NumPy and JAX.
+
+How: Y (the right operand) in panels of NR columns (read in place when its rows are contiguous,
+else packed into a thread's buffer), k in blocks of KC, the rows of X in tiles of MR; an MR x NR
+block of the result lives in vector registers (6 x 64 floats on AVX-512, 6 x 16 on AVX2) and
+each step of k is MR broadcasts and MR * NV fused multiply-adds. Vector widths follow the target
+the library is compiled for (-march=native).
+
+Bits: each element of the result is one chain of fused multiply-adds in k order, from 0, so its
+value depends on the product's shape and operands alone, never on the panel, k block, GEMM-pool
+block or thread that computes it: a library's results are the same on any number of threads and
+in every process. They differ from BLAS's (another order of summation), so a float32 program
+this tier builds and the same program's Numba build may differ in the last bits; a program has
+one build (c_tier), so its results do not change from call to call.
+
+Prepended to a translated module only when it has a float32 product (c_translate's `sections`);
+it registers itself with os_matmul through a constructor (os_own_sgemm).
+"""
+
+SOURCE = r"""
+/* vector width and register tile from the target the library is compiled for */
+#if defined(__AVX512F__)
+#define OS_SG_VF 16
+#define OS_SG_NV 4
+#define OS_SG_MR 6
+#elif defined(__AVX__)
+#define OS_SG_VF 8
+#define OS_SG_NV 2
+#define OS_SG_MR 6
+#else
+#define OS_SG_VF 4
+#define OS_SG_NV 2
+#define OS_SG_MR 4
+#endif
+#define OS_SG_NR (OS_SG_VF * OS_SG_NV)
+#define OS_SG_KC 512
+typedef float os_sg_v __attribute__((vector_size(OS_SG_VF * 4)));
+#if defined(__clang__)
+#define OS_SG_FAST
+#define OS_SG_CONTRACT _Pragma("clang fp contract(fast)")
+#else
+#define OS_SG_FAST __attribute__((optimize("O2", "fp-contract=fast")))
+#define OS_SG_CONTRACT
+#endif
+#define OS_SG_UNROLL _Pragma("GCC unroll 16")
+
+/* Z[0:MR, 0:nr] (+)= X[0:MR, 0:kc] @ P[0:kc, 0:NR]: the register tile. Each element is one chain
+   of fused multiply-adds in k order, from 0 (first) or from what Z holds (a later k block), so
+   its value depends on the shape alone, never on the panel, block or thread that computes it. */
+#define OS_SG_KERNEL(MR) \
+OS_SG_FAST static void os_sg_tile##MR(int64_t kc, const float *x, int64_t xr, int64_t xc, const float *p, int64_t ps, \
+                                     float *z, int64_t ldz, int64_t nr, int first) { \
+    OS_SG_CONTRACT \
+    os_sg_v acc[MR][OS_SG_NV]; \
+    float t[OS_SG_NR]; \
+    OS_SG_UNROLL for (int r = 0; r < MR; r++) { \
+        if (first) { OS_SG_UNROLL for (int v = 0; v < OS_SG_NV; v++) acc[r][v] = (os_sg_v){0}; } \
+        else { memset(t, 0, sizeof t); memcpy(t, z + r * ldz, (size_t)nr * sizeof(float)); \
+               OS_SG_UNROLL for (int v = 0; v < OS_SG_NV; v++) memcpy(&acc[r][v], t + v * OS_SG_VF, sizeof(os_sg_v)); } \
+    } \
+    for (int64_t k = 0; k < kc; k++) { \
+        os_sg_v y[OS_SG_NV]; \
+        OS_SG_UNROLL for (int v = 0; v < OS_SG_NV; v++) memcpy(&y[v], p + k * ps + v * OS_SG_VF, sizeof(os_sg_v)); \
+        OS_SG_UNROLL for (int r = 0; r < MR; r++) { \
+            float a = x[r * xr + k * xc]; \
+            OS_SG_UNROLL for (int v = 0; v < OS_SG_NV; v++) acc[r][v] += a * y[v]; \
+        } \
+    } \
+    OS_SG_UNROLL for (int r = 0; r < MR; r++) { \
+        if (nr == OS_SG_NR) { OS_SG_UNROLL for (int v = 0; v < OS_SG_NV; v++) memcpy(z + r * ldz + v * OS_SG_VF, &acc[r][v], sizeof(os_sg_v)); } \
+        else { memcpy(t, acc[r], sizeof t); memcpy(z + r * ldz, t, (size_t)nr * sizeof(float)); } \
+    } \
+}
+OS_SG_KERNEL(1) OS_SG_KERNEL(2) OS_SG_KERNEL(3) OS_SG_KERNEL(4)
+#if OS_SG_MR == 6
+OS_SG_KERNEL(5) OS_SG_KERNEL(6)
+#endif
+
+typedef void (*os_sg_tile_t)(int64_t, const float *, int64_t, int64_t, const float *, int64_t, float *, int64_t, int64_t, int);
+static const os_sg_tile_t os_sg_tiles[] = {NULL, os_sg_tile1, os_sg_tile2, os_sg_tile3, os_sg_tile4,
+#if OS_SG_MR == 6
+                                           os_sg_tile5, os_sg_tile6
+#endif
+};
+
+/* a thread's panel buffer (the pool's workers each have one), kept for its next product */
+static __thread float *os_sg_buf = NULL;
+
+/* row-major Z (M x N, row stride ldz) = X @ Y with X[i,k] = x[i*xr + k*xc], Y[k,j] = y[k*yr + j*yc]:
+   panels of NR columns of Y (read in place when their rows are contiguous, else packed) and
+   blocks of KC steps of k, each swept by MR-row tiles of X. 1 when out of memory. */
+static int os_sgemm_rm(int64_t M, int64_t N, int64_t K, const float *x, int64_t xr, int64_t xc,
+                       const float *y, int64_t yr, int64_t yc, float *z, int64_t ldz) {
+    if (M <= 0 || N <= 0) return 0;
+    if (K <= 0) { for (int64_t i = 0; i < M; i++) memset(z + i * ldz, 0, (size_t)N * sizeof(float)); return 0; }
+    for (int64_t jp = 0; jp < N; jp += OS_SG_NR) {
+        int64_t nr = N - jp < OS_SG_NR ? N - jp : OS_SG_NR;
+        for (int64_t k0 = 0; k0 < K; k0 += OS_SG_KC) {
+            int64_t kc = K - k0 < OS_SG_KC ? K - k0 : OS_SG_KC;
+            const float *p;
+            int64_t ps;
+            if (yc == 1 && nr == OS_SG_NR) { p = y + k0 * yr + jp; ps = yr; }
+            else {
+                if (os_sg_buf == NULL && (os_sg_buf = (float *)aligned_alloc(64, OS_SG_KC * OS_SG_NR * sizeof(float))) == NULL)
+                    return 1;
+                float *b = os_sg_buf;
+                if (yr == 1) {  /* Y's columns are contiguous: a transpose, by blocks of 16 k that stay in L1 */
+                    for (int64_t kk = 0; kk < kc; kk += 16) {
+                        int64_t ke = kc - kk < 16 ? kc : kk + 16;
+                        for (int64_t j = 0; j < nr; j++) {
+                            const float *col = y + (jp + j) * yc + k0;
+                            for (int64_t k = kk; k < ke; k++) b[k * OS_SG_NR + j] = col[k];
+                        }
+                    }
+                } else {
+                    for (int64_t k = 0; k < kc; k++) for (int64_t j = 0; j < nr; j++) b[k * OS_SG_NR + j] = y[(k0 + k) * yr + (jp + j) * yc];
+                }
+                if (nr < OS_SG_NR) for (int64_t k = 0; k < kc; k++) memset(b + k * OS_SG_NR + nr, 0, (size_t)(OS_SG_NR - nr) * sizeof(float));
+                p = b; ps = OS_SG_NR;
+            }
+            const float *xk = x + k0 * xc;
+            int64_t i = 0;
+            for (; i + OS_SG_MR <= M; i += OS_SG_MR)
+                os_sg_tiles[OS_SG_MR](kc, xk + i * xr, xr, xc, p, ps, z + i * ldz + jp, ldz, nr, k0 == 0);
+            if (i < M) os_sg_tiles[M - i](kc, xk + i * xr, xr, xc, p, ps, z + i * ldz + jp, ldz, nr, k0 == 0);
+        }
+    }
+    return 0;
+}
+
+/* BLAS's sgemm contract (column-major, alpha 1 and beta 0, what os_matmul passes): column-major
+   C (m x n) = op(A) op(B) is row-major C^T (n x m) = op(B)^T op(A)^T. Out of memory for a panel
+   (128 KB), BLAS computes it. */
+static void os_sgemm_f(const char *ta, const char *tb, const int *m, const int *n, const int *k, const void *alpha,
+                       const void *a, const int *lda, const void *b, const int *ldb, const void *beta, void *c, const int *ldc) {
+    int64_t xr = *tb == 'n' ? *ldb : 1, xc = *tb == 'n' ? 1 : *ldb;
+    int64_t yr = *ta == 'n' ? *lda : 1, yc = *ta == 'n' ? 1 : *lda;
+    if (os_sgemm_rm(*n, *m, *k, (const float *)b, xr, xc, (const float *)a, yr, yc, (float *)c, *ldc))
+        ((os_gemm_t)(intptr_t)omnistage_blas_gemm[0])(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+__attribute__((constructor)) static void os_sgemm_register(void) {
+    os_own_sgemm = os_sgemm_f;
+    os_own_sgemm_cols = OS_SG_NR;
+}
+"""
