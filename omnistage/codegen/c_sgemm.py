@@ -22,11 +22,43 @@ in every process. They differ from BLAS's (another order of summation), so a flo
 this tier builds and the same program's Numba build may differ in the last bits; a program has
 one build (c_tier), so its results do not change from call to call.
 
-Prepended to a translated module only when it has a float32 product (c_translate's `sections`);
-it registers itself with os_matmul through a constructor (os_own_sgemm).
+Compile time: the kernel is a separate translation unit (SOURCE), compiled once per machine
+and compiler flags into an object file kept in the private cache with a tagged record of its
+SHA-256 (as native libraries are), and linked into each library whose module has a float32
+product (c_translate's section "sgemm": STUB, which registers it with os_matmul through a
+constructor). Compiled with every such program it cost 160 ms of each one's first call; linked,
+it costs nothing after the first. The object's bytes are checked against the record and copied
+into the build's private directory before the linker reads them. Without a cache the object is
+built for the process (once) all the same.
+"""
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+import threading
+
+from . import aot_trust, cache_integrity
+
+# the section a translated module gets: os_matmul's hook, filled when the library loads
+STUB = r"""
+/* c_sgemm's kernel, linked in from its object file */
+void omnistage_sgemm_f(const char *, const char *, const int *, const int *, const int *, const void *,
+                       const void *, const int *, const void *, const int *, const void *, void *, const int *);
+int64_t omnistage_sgemm_panel(void);
+__attribute__((constructor)) static void os_sgemm_register(void) {
+    os_own_sgemm = omnistage_sgemm_f;
+    os_own_sgemm_cols = omnistage_sgemm_panel();
+}
 """
 
 SOURCE = r"""
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+typedef void (*os_gemm_t)(const char *, const char *, const int *, const int *, const int *, const void *,
+                          const void *, const int *, const void *, const int *, const void *, void *, const int *);
+extern int64_t omnistage_blas_gemm[];  /* the library's BLAS table (c_runtime) */
 /* vector width and register tile from the target the library is compiled for */
 #if defined(__AVX512F__)
 #define OS_SG_VF 16
@@ -140,7 +172,7 @@ static int os_sgemm_rm(int64_t M, int64_t N, int64_t K, const float *x, int64_t 
 /* BLAS's sgemm contract (column-major, alpha 1 and beta 0, what os_matmul passes): column-major
    C (m x n) = op(A) op(B) is row-major C^T (n x m) = op(B)^T op(A)^T. Out of memory for a panel
    (128 KB), BLAS computes it. */
-static void os_sgemm_f(const char *ta, const char *tb, const int *m, const int *n, const int *k, const void *alpha,
+void omnistage_sgemm_f(const char *ta, const char *tb, const int *m, const int *n, const int *k, const void *alpha,
                        const void *a, const int *lda, const void *b, const int *ldb, const void *beta, void *c, const int *ldc) {
     int64_t xr = *tb == 'n' ? *ldb : 1, xc = *tb == 'n' ? 1 : *ldb;
     int64_t yr = *ta == 'n' ? *lda : 1, yc = *ta == 'n' ? 1 : *lda;
@@ -148,8 +180,60 @@ static void os_sgemm_f(const char *ta, const char *tb, const int *m, const int *
         ((os_gemm_t)(intptr_t)omnistage_blas_gemm[0])(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-__attribute__((constructor)) static void os_sgemm_register(void) {
-    os_own_sgemm = os_sgemm_f;
-    os_own_sgemm_cols = OS_SG_NR;
-}
+int64_t omnistage_sgemm_panel(void) { return OS_SG_NR; }
 """
+
+_lock = threading.Lock()
+_objects = {}  # build key -> the object's bytes (None: it does not compile here)
+
+
+def object_bytes(cc, flags):
+    """The kernel compiled by `cc` with `flags` (the native tier's, less linking) as object code:
+    from the cache when its record vouches for its bytes, else compiled now (once per machine
+    and flags, ~0.25 s) and published. None when it does not compile."""
+    flags = [f for f in flags if f != "-shared"]
+    key = hashlib.sha256("\0".join([SOURCE, *cc, *flags]).encode()).hexdigest()[:16]
+    name, record_name = f"omnistage_sgemm_{key}.o", f"omnistage_sgemm_{key}.json"
+    with _lock:
+        if key not in _objects:
+            _objects[key] = _cached(name, record_name) or _compile(cc, flags, name, record_name)
+        return _objects[key]
+
+
+def _cached(name, record_name):
+    record = aot_trust.read_record(record_name)
+    if record is None or record.get("object") != name:
+        return None
+    try:
+        from . import disk_cache
+
+        data = cache_integrity.private_dir(disk_cache.cache_dir(), create=False).read(name)
+    except OSError:
+        return None
+    if data is None or not cache_integrity.same_text(hashlib.sha256(data).hexdigest(), record.get("sha256")):
+        return None  # evicted or changed: compiled again (and published over it)
+    return data
+
+
+def _compile(cc, flags, name, record_name):
+    with tempfile.TemporaryDirectory(prefix="omnistage-sgemm-") as work:
+        with open(os.path.join(work, "sgemm.c"), "w", encoding="utf-8") as f:
+            f.write(SOURCE)
+        done = subprocess.run([*cc, *flags, "-fvisibility=hidden", "-c", "-o", "sgemm.o", "sgemm.c"], cwd=work,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            return None
+        with open(os.path.join(work, "sgemm.o"), "rb") as f:
+            data = f.read()
+    try:
+        from . import disk_cache
+
+        directory = disk_cache.cache_dir()
+        if directory:
+            pdir = cache_integrity.private_dir(directory)
+            pdir.publish(name, data)
+            record = aot_trust.signed({"object": name, "sha256": hashlib.sha256(data).hexdigest()}, record_name)
+            pdir.publish(record_name, (json.dumps(record, sort_keys=True) + "\n").encode())
+    except Exception:  # noqa: BLE001 - an unwritable cache: this process still has the object
+        pass
+    return data

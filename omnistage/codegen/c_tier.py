@@ -40,7 +40,7 @@ import sys
 import tempfile
 import warnings
 
-from . import aot, blas_table, c_translate, c_vmath, compile_log, lapack_table, memory_check, narrow_floats, parallel
+from . import aot, blas_table, c_sgemm, c_translate, c_vmath, compile_log, lapack_table, memory_check, narrow_floats, parallel
 
 # no contraction: a*b+c rounds twice, as NumPy's and the interpreter's arithmetic do; -fwrapv:
 # integer arithmetic wraps as LLVM's does; no errno: sqrt is one instruction; -O2's default
@@ -49,7 +49,7 @@ from . import aot, blas_table, c_translate, c_vmath, compile_log, lapack_table, 
 # and the log family's branches become selects, so their loops vectorize
 FLAGS = ("-O2", "-fvect-cost-model=dynamic", "-march=native", "-ffp-contract=off", "-fno-math-errno",
          "-fno-trapping-math", "-fwrapv", "-fno-strict-aliasing",
-         "-fPIC", "-shared") + (("-g",) if os.environ.get("OMNISTAGE_C_DEBUG_INFO") else ())
+         "-fPIC", "-shared")
 _declined = {}  # program key -> why this process found it untranslatable (OMNISTAGE_AOT_DEBUG prints it)
 
 
@@ -106,15 +106,23 @@ def compile_program(program):
 
 def _build(program, key, cc, translated, uses_gemm, uses_lapack, omp, small=False):
     flags = (("-O1",) + FLAGS[1:] if small else FLAGS) + (("-fopenmp",) if omp else ())
+    objects = []
+    if c_sgemm.STUB in translated:  # float32 products: the kernel's object, compiled once per machine
+        kernel = c_sgemm.object_bytes(cc, FLAGS)
+        if kernel is None:  # (it does not compile alone: compiled with the program, the same code)
+            translated += c_sgemm.SOURCE
+        else:
+            objects.append(("sgemm.o", kernel))
     with tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
-        digest = hashlib.sha256("\0".join([translated, *cc, *flags]).encode()).hexdigest()[:32]
+        digest = hashlib.sha256("\0".join([translated, *cc, *flags, *(hashlib.sha256(d).hexdigest() for _, d in objects)]).encode()).hexdigest()[:32]
         lib = f"omnistage_c_{digest}.so"
         with open(os.path.join(work, "program.c"), "w", encoding="utf-8") as f:
             f.write(translated)
-        if os.environ.get("OMNISTAGE_C_DEBUG_INFO"):  # TEMP
-            with open(f"/tmp/s19/prog_{program.name}.c", "w") as f:
-                f.write(translated)
-        done = subprocess.run([*cc, *flags, "-o", lib, "program.c", "-lm"], cwd=work, capture_output=True, text=True)
+        for name, data in objects:  # the checked bytes, copied where only this build reads them
+            with open(os.path.join(work, name), "wb") as f:
+                f.write(data)
+        done = subprocess.run([*cc, *flags, "-o", lib, "program.c", *(name for name, _ in objects), "-lm"], cwd=work,
+                              capture_output=True, text=True)
         if done.returncode != 0:  # a translation the compiler rejects is our bug: Numba's path still works
             errors = [line for line in done.stderr.splitlines() if "error" in line]
             return _decline(key, program, f"the C compiler failed: {' | '.join(errors[:3])}", translated)
@@ -165,9 +173,6 @@ def _decline(key, program, reason, translated=None):
         print(f"omnistage: native tier declined {program.name!r}: {reason}", file=sys.stderr)
         if translated is not None:
             with tempfile.NamedTemporaryFile("w", suffix=".c", prefix="omnistage-declined-", delete=False) as f:
-                f.write(translated)
-        if os.environ.get("OMNISTAGE_C_DEBUG_INFO"):  # TEMP
-            with open(f"/tmp/s19/prog_{program.name}.c", "w") as f:
                 f.write(translated)
             print(f"omnistage: its C is in {f.name}", file=sys.stderr)
     return None

@@ -163,7 +163,7 @@ def translate(source, entry, in_types, out_types, vmath_names):
                 lines.extend(f"        {line}" for line in copy)
                 lines.append("    }")
     lines += ["    os_release(&arena);", "    return 0;", "}"]
-    optional = [source for name, source in (("lapack", c_lapack.SOURCE), ("linalg", c_linalg.SOURCE), ("sgemm", c_sgemm.SOURCE))
+    optional = [source for name, source in (("lapack", c_lapack.SOURCE), ("linalg", c_linalg.SOURCE), ("sgemm", c_sgemm.STUB))
                 if name in module.sections]
     if module.omp:
         optional.append("/* set by the process (aot.AotProgram): 1 runs the parallel loops on OpenMP's threads */\n"
