@@ -140,3 +140,4 @@ def install(cls):
 
 install(Array)
 install(Tracer)
+Tracer.copy = _method("copy")  # (Array has its own: a copy of the buffer)

@@ -103,6 +103,11 @@ def test_copy_and_frombuffer():
     np.testing.assert_array_equal(y, x)
     got = jnp.frombuffer(np.array([1.0, 2.0], np.float32).tobytes(), dtype=np.float32)
     np.testing.assert_array_equal(got, [1.0, 2.0])
+    # the method too, on traced values as on jax.Array (jit, grad, vmap)
+    got = check_staged(lambda a: a.T.copy() * 2.0, np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(got, np.full((3, 2), 2.0, np.float32))
+    np.testing.assert_array_equal(omnistage.grad(lambda b: (b.copy() ** 2).sum())(np.arange(3.0, dtype=np.float32)), [0, 2, 4])
+    np.testing.assert_array_equal(omnistage.vmap(lambda b: b.copy() + 1)(np.ones((2, 3), np.float32)), np.full((2, 3), 2.0))
 
 
 def test_eye_with_a_diagonal_far_outside_the_matrix():
