@@ -453,6 +453,13 @@ def load(program, native_tier=False, key=None):
                 table.mirror(ctypes.addressof(ctypes.c_int64.in_dll(lib, table.SYMBOL)))
         if record.get("blas_table"):
             blas_threads.configure(parallel.likely_enabled())  # as the Numba path does when it emits a product
+        if record.get("numba_kernels"):  # a native-tier library calling runtime kernels' Numba builds
+            from . import numba_kernel_table
+
+            try:
+                numba_kernel_table.fill(lib, record["numba_kernels"])
+            except LookupError:
+                return None  # (the kernels changed under the record: the next cold path rebuilds it)
         return AotProgram(program, lib, record)
     except (OSError, AttributeError, KeyError, TypeError, ValueError):
         return None

@@ -370,6 +370,47 @@ def _matmul(tr, node, depth):
             f"{to.shape[0]}, {to.shape[1]}, {to.shape[2]}); }}", depth)
 
 
+# scalar arguments a Numba kernel takes as they are (a C value of the same LLVM type); bool
+# (an i1 in registers) and complex (a structure) are not passed
+_NUMBA_SCALARS = ("int32", "int64", "uint32", "uint64", "float32", "float64")
+
+
+def numba_kernel_call(tr, node, depth):
+    """`_kn.f(...)` of a runtime kernel no rule here knows (convolutions, windowed reductions
+    and their gradients, qr): a call of its Numba build through the library's table
+    (numba_kernel_table), every array C-contiguous and flattened as Numba passes it; a status
+    other than 0 fails the call (the Numba path then raises the kernel's error)."""
+    name = dotted(node.func)[len("_kn."):]
+    if node.keywords or not name.isidentifier():
+        raise Unsupported(f"_kn.{name} call")
+    params, args, signature = [], [], []
+    for a in node.args:
+        code, t = tr.expr(a, depth)
+        if isinstance(t, Arr):
+            code, t = _dense(tr, code, t, depth)
+            item = np.dtype(t.dtype).itemsize
+            strides, step = [], item
+            for d in reversed(t.shape):
+                strides.insert(0, step)
+                step *= d
+            params += ["void *", "void *", "int64_t", "int64_t", "void *"] + ["int64_t"] * (2 * len(t.shape))
+            args += ["NULL", "NULL", f"{t.size}LL", f"{item}LL", f"(void *)({code})",
+                     *(f"{d}LL" for d in t.shape), *(f"{s}LL" for s in strides)]
+            signature.append([t.dtype, len(t.shape)])
+        elif isinstance(t, Scalar) and t.dtype in _NUMBA_SCALARS:
+            params.append(C_TYPES[t.dtype])
+            args.append(f"({C_TYPES[t.dtype]})({code})")
+            signature.append([t.dtype])
+        else:
+            raise Unsupported(f"_kn.{name} argument of type {t}")
+    k = tr.m.numba_kernel(name, signature)
+    fn, ret, exc, status = tr.fresh("_nk"), tr.fresh("_nkret"), tr.fresh("_nkexc"), tr.fresh("_nkst")
+    tr.emit(f"{{ typedef int32_t (*{fn})(void *, void *, {', '.join(params)});", depth)
+    tr.emit(f"  uint64_t {ret}[8] = {{0}}; void *{exc} = NULL;", depth)
+    tr.emit(f"  int32_t {status} = (({fn})(intptr_t)omnistage_numba_kernels[{k}])({ret}, &{exc}, {', '.join(args)});", depth)
+    tr.emit(f"  if ({status} != 0) goto os_fail; }}", depth)
+
+
 def _strided_copy(tr, node, depth):
     """kernels.strided_copy(src, dst, params): c_runtime's os_strided_copy on the module's
     constant params; positions are flat C-order ones, which are memory offsets for the

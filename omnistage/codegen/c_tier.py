@@ -84,8 +84,8 @@ def compile_program(program):
         # without OpenMP fails the build: the Numba path then)
         threaded = _threaded(source, entry) if parallel.likely_enabled() else None
         ins, outs = aot.signature(program)
-        translated, uses_gemm, uses_lapack = c_translate.translate(threaded or source, entry, ins, outs,
-                                                                   c_vmath.NAMES.values())
+        translation = c_translate.translate(threaded or source, entry, ins, outs, c_vmath.NAMES.values())
+        translated, uses_gemm, uses_lapack = translation
     except (c_translate.Unsupported, NoLowering) as e:
         return _decline(key, program, f"{type(e).__name__}: {e}")
     except Exception as e:  # noqa: BLE001 - a translator bug must not cost the user their result
@@ -97,14 +97,24 @@ def compile_program(program):
         return _decline(key, program, "no BLAS")
     if uses_lapack and not lapack_table.fill():
         return _decline(key, program, "no LAPACK")
+    kernels = translation.numba_kernels
+    if kernels:  # its Numba kernels must exist (imports Numba; loads or compiles each once per machine)
+        from . import numba_kernel_table
+
+        try:
+            for name, signature in kernels:
+                numba_kernel_table.address(name, signature)
+        except LookupError as e:
+            return _decline(key, program, str(e))
     memory_check.check_source(source, program.name)  # an array bigger than the machine: say where
     try:
-        return _build(program, key, cc, translated, uses_gemm, uses_lapack, threaded is not None, _small(source, entry))
+        return _build(program, key, cc, translated, uses_gemm, uses_lapack, threaded is not None, _small(source, entry),
+                      kernels)
     except OSError as e:  # an unusable cache directory, a full disk: the Numba path says so once and compiles in memory
         return _decline(key, program, f"{type(e).__name__}: {e}")
 
 
-def _build(program, key, cc, translated, uses_gemm, uses_lapack, omp, small=False):
+def _build(program, key, cc, translated, uses_gemm, uses_lapack, omp, small=False, kernels=()):
     flags = (("-O1",) + FLAGS[1:] if small else FLAGS) + (("-fopenmp",) if omp else ())
     objects = []
     if c_sgemm.STUB in translated:  # float32 products: the kernel's object, compiled once per machine
@@ -127,7 +137,8 @@ def _build(program, key, cc, translated, uses_gemm, uses_lapack, omp, small=Fals
             errors = [line for line in done.stderr.splitlines() if "error" in line]
             return _decline(key, program, f"the C compiler failed: {' | '.join(errors[:3])}", translated)
         aot.publish(key, os.path.join(work, lib), lib, {"blas_table": uses_gemm, "lapack_table": uses_lapack, "pooled": uses_gemm,
-                                                        "omp": omp, "tier": "c"})
+                                                        "omp": omp, "tier": "c",
+                                                        **({"numba_kernels": kernels} if kernels else {})})
     loaded = aot.load(program, native_tier=True, key=key)
     if loaded is not None:
         loaded.cache_status = "compiled (cache miss) by the C compiler"

@@ -58,6 +58,16 @@ _ALLOCATING = {"_rt.empty", "_rt.full", "_rt.copy", "_rt.astype", "_rt.contiguou
                "_kn.matmul"}  # a product copies an operand that is not contiguous
 
 
+class Translation(tuple):
+    """(C source, whether it calls BLAS, whether it calls LAPACK), and `numba_kernels`: the
+    (name, signature) entries of its table of Numba kernels, in slot order."""
+
+    def __new__(cls, items, numba_kernels):
+        self = super().__new__(cls, items)
+        self.numba_kernels = numba_kernels
+        return self
+
+
 class Module:
     """The translation of one generated module: its constants and, on demand, each function
     specialized to the types it is called with."""
@@ -73,6 +83,7 @@ class Module:
         self.sections = set()  # optional runtime parts prepended: "lapack" (c_lapack), "linalg" (c_linalg), "sgemm" (c_sgemm)
         self.omp = False  # an entry loop runs on OpenMP's threads (`omnistage_omp_threads` switches them on)
         self.sorts = set()  # key dtypes whose c_sort function is in decls
+        self.numba_kernels = []  # (kernel name, argument signature) called in their Numba build (numba_kernel_table)
         for node in self.tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
@@ -103,6 +114,13 @@ class Module:
             self.consts[name] = (c_literal(value, dtype), Scalar(dtype), value)
         else:
             raise Unsupported(f"constant {name} of type {type(value).__name__}")
+
+    def numba_kernel(self, name, signature):
+        """The slot of runtime kernel `name`'s Numba build for `signature` in the library's table."""
+        entry = (name, [list(a) for a in signature])
+        if entry not in self.numba_kernels:
+            self.numba_kernels.append(entry)
+        return self.numba_kernels.index(entry)
 
     def function(self, name, arg_types):
         """The C name and result types of `name` specialized to `arg_types` (translated once).
@@ -165,11 +183,14 @@ def translate(source, entry, in_types, out_types, vmath_names):
     lines += ["    os_release(&arena);", "    return 0;", "}"]
     optional = [source for name, source in (("lapack", c_lapack.SOURCE), ("linalg", c_linalg.SOURCE), ("sgemm", c_sgemm.STUB))
                 if name in module.sections]
+    if module.numba_kernels:
+        optional.append(f"/* the native entries of the Numba kernels it calls, set when it is loaded (numba_kernel_table) */\n"
+                        f"int64_t omnistage_numba_kernels[{len(module.numba_kernels)}];")
     if module.omp:
         optional.append("/* set by the process (aot.AotProgram): 1 runs the parallel loops on OpenMP's threads */\n"
                         "int32_t omnistage_omp_threads = 0;")
     parts = [c_runtime.SOURCE, c_complex.SOURCE, *optional, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
-    return "\n\n".join(parts) + "\n", module.uses_gemm, "lapack" in module.sections
+    return Translation(("\n\n".join(parts) + "\n", module.uses_gemm, "lapack" in module.sections), module.numba_kernels)
 
 
 class FunctionTranslator:
@@ -333,6 +354,9 @@ class FunctionTranslator:
             return  # a docstring
         if isinstance(node.value, ast.Call) and dotted(node.value.func) in c_calls.KERNEL_STATEMENTS:
             c_calls.KERNEL_STATEMENTS[dotted(node.value.func)](self, node.value, depth)
+            return
+        if isinstance(node.value, ast.Call) and dotted(node.value.func).startswith("_kn."):
+            c_calls.numba_kernel_call(self, node.value, depth)
             return
         raise Unsupported(f"expression statement {ast.unparse(node)[:60]}")
 

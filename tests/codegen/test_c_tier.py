@@ -331,10 +331,63 @@ def test_boolean_operands_select_and_reduce():
 
 def test_untranslatable_program_keeps_the_numba_path():
     m = RNG.standard_normal((4, 4)).astype(np.float32)
-    program = fw.jit(lambda m: xnp.linalg.qr(m @ m.T)[1]).lower(m).program  # qr: not translated
+    program = fw.jit(lambda m: xnp.fft.fft(m @ m.T).real).lower(m).program  # numpy.fft: not translated
     exe = compile_for_cpu(program)
     assert isinstance(exe, (NumbaProgram, InterpretedProgram))
-    np.testing.assert_allclose(np.abs(np.asarray(exe(m)[0])), np.abs(np.linalg.qr(m @ m.T)[1]), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(exe(m)[0]), np.fft.fft(m @ m.T).real, rtol=1e-4, atol=1e-4)
+
+
+def test_runtime_kernels_without_a_c_rule_run_their_numba_build_from_c():
+    # convolutions, max pooling and its gradient, qr: the library calls the kernels' Numba
+    # builds through its table (numba_kernel_table); the rest of the program is C
+    from omnistage.example_libraries import stax
+
+    x = RNG.standard_normal((3, 2, 9, 9)).astype(np.float32)
+    w = RNG.standard_normal((4, 2, 3, 3)).astype(np.float32)
+    _, pool = stax.MaxPool((2, 2), (1, 1))
+
+    def f(x, w):
+        y = lax.conv_general_dilated(x, w, (2, 1), "SAME", dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        g = fw.grad(lambda y: (pool((), y) ** 2).sum())(y)
+        q, r = xnp.linalg.qr(g[0, 0])
+        return y, g, xnp.abs(r)
+    native = _check(f, x, w, rtol=1e-4, atol=1e-4)
+    assert {name for name, _ in native.record["numba_kernels"]} == {"conv_in_layout", "reduce_window_chooser",
+                                                                    "select_and_scatter_add", "qr"}
+
+
+NUMBA_KERNELS_SCRIPT = """
+import sys
+import numpy as np
+import omnistage as fw
+from omnistage import lax
+x = np.arange(2 * 3 * 7 * 7, dtype=np.float32).reshape(2, 3, 7, 7) / 50
+w = np.cos(np.arange(4 * 3 * 3 * 3, dtype=np.float32)).reshape(4, 3, 3, 3)
+f = fw.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW")) + 1.0)
+y = np.asarray(f(x, w))
+np.save(sys.argv[1], y)
+"""
+
+
+def test_a_library_calling_numba_kernels_loads_them_in_a_later_process(tmp_path):
+    script = tmp_path / "conv.py"
+    script.write_text(NUMBA_KERNELS_SCRIPT)
+    env = dict(os.environ, OMNISTAGE_CACHE_DIR=str(tmp_path / "cache"), OMNISTAGE_C_TIER="1")
+    outs = []
+    for k in range(2):  # the first process builds the library, the second loads it and fills its table
+        out = tmp_path / f"y{k}.npy"
+        subprocess.run([sys.executable, str(script), str(out)], env=env, check=True, capture_output=True, text=True)
+        outs.append(np.load(out))
+    x = np.arange(2 * 3 * 7 * 7, dtype=np.float32).reshape(2, 3, 7, 7) / 50
+    w = np.cos(np.arange(4 * 3 * 3 * 3, dtype=np.float32)).reshape(4, 3, 3, 3)
+    want = np.zeros((2, 4, 5, 5))
+    for i in range(5):
+        for j in range(5):
+            want[:, :, i, j] = np.einsum("ncab,ocab->no", x[:, :, i:i + 3, j:j + 3], w)
+    np.testing.assert_allclose(outs[0], want + 1.0, rtol=1e-5, atol=1e-5)
+    assert outs[0].tobytes() == outs[1].tobytes()
+    records = [json.loads(p.read_text()) for p in (tmp_path / "cache").rglob("omnistage_aot_*.json")]
+    assert any(r.get("numba_kernels") for r in records)
 
 
 def test_switched_off_by_environment(monkeypatch):
