@@ -18,11 +18,13 @@ rewrite: loop nests of 2^18 statements and more whose iterations share nothing) 
 loops (`-fopenmp`), which a switch in the library puts on threads per call, as the program's
 parallel.BuildChoice decides: the library is the serial and the parallel build at once, with the
 same bits (aot.AotProgram; a forked child keeps them on one thread: libgomp is not fork-safe).
-Products run their blocks on the GEMM pool. eig, cholesky, eigh and svd call SciPy's LAPACK
-(c_lapack, lapack_table); lu and triangular solves are loops (c_linalg), sorts too (c_sort).
-Not translated (the Numba path stays): float16/bfloat16 boundaries, callbacks into Python, and
-every `_rt`/`_kn` function c_translate does not know (qr, convolutions, windowed reductions,
-FFTs, collectives).
+Products run their blocks on the GEMM pool, float32 ones with the tier's own kernel (c_sgemm,
+an object compiled once per machine and linked in). eig, cholesky, eigh and svd call SciPy's
+LAPACK (c_lapack, lapack_table); lu and triangular solves are loops (c_linalg), sorts too
+(c_sort). A `_kn` kernel statement without a rule (convolutions, windowed reductions, qr) calls
+the kernel's Numba build through the library's table (numba_kernel_table; its process imports
+Numba). Not translated (the Numba path stays): float16/bfloat16 boundaries, callbacks into
+Python, FFTs, collectives, and every other `_rt`/`_kn` function c_translate does not know.
 
 Bits: gcc 12 may still fuse a multiply and an add that sit side by side in one vectorized
 pair (its SLP `vfmaddsub`, which ignores -ffp-contract=off); c_complex keeps its products out
