@@ -68,6 +68,25 @@ def parse_record(pdir, name, raw):
     return record if expected is not None and cache_integrity.same_text(expected, tag) else None
 
 
+def publish(name, data, record_name, field="library"):
+    """Store `data` as `name` in the private cache with a tagged record (`record_name`) of its
+    SHA-256 under `field`: what this process compiled once per machine (the GEMM pool, the
+    native tier's kernel object). Nothing happens without a cache directory, or when it cannot
+    be written (the process keeps what it compiled)."""
+    from . import disk_cache
+
+    try:
+        directory = disk_cache.cache_dir()
+        if not directory:
+            return
+        pdir = cache_integrity.private_dir(directory)
+        pdir.publish(name, data)
+        record = signed({field: name, "sha256": hashlib.sha256(data).hexdigest()}, record_name)
+        pdir.publish(record_name, (json.dumps(record, sort_keys=True) + "\n").encode())
+    except Exception:  # noqa: BLE001 - an unwritable cache
+        pass
+
+
 def library_path(record, record_name):
     """A path dlopen can load `record`'s library from, after checking its bytes against the
     record's SHA-256; None (the library and record deleted, one warning) when they differ."""

@@ -32,7 +32,6 @@ into the build's private directory before the linker reads them. Without a cache
 built for the process (once) all the same.
 """
 import hashlib
-import json
 import os
 import subprocess
 import tempfile
@@ -225,15 +224,5 @@ def _compile(cc, flags, name, record_name):
             return None
         with open(os.path.join(work, "sgemm.o"), "rb") as f:
             data = f.read()
-    try:
-        from . import disk_cache
-
-        directory = disk_cache.cache_dir()
-        if directory:
-            pdir = cache_integrity.private_dir(directory)
-            pdir.publish(name, data)
-            record = aot_trust.signed({"object": name, "sha256": hashlib.sha256(data).hexdigest()}, record_name)
-            pdir.publish(record_name, (json.dumps(record, sort_keys=True) + "\n").encode())
-    except Exception:  # noqa: BLE001 - an unwritable cache: this process still has the object
-        pass
+    aot_trust.publish(name, data, record_name, field="object")
     return data

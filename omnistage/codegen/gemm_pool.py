@@ -29,13 +29,12 @@ Imports only the standard library (the warm path must not import Numba).
 """
 import ctypes
 import hashlib
-import json
 import os
 import subprocess
 import tempfile
 import threading
 
-from . import aot_trust, blas_table, cache_integrity
+from . import aot_trust, blas_table
 
 FUNCTION = "omnistage_gemm_calls"
 CALL_WORDS = 11  # int64s per BLAS call: transa, transb, m, n, k, lda, ldb, ldc, a, b, c (addresses)
@@ -288,22 +287,9 @@ def _build_and_load(workers):
                 return
             with open(built, "rb") as f:
                 data = f.read()
-            _publish(data)
+            aot_trust.publish(LIBRARY, data, RECORD)
             _load_path(built, workers)
     except Exception:  # noqa: BLE001 - no pool: products run their blocks themselves
         pass
 
 
-def _publish(data):
-    from . import disk_cache
-
-    try:
-        directory = disk_cache.cache_dir()
-        if not directory:
-            return
-        pdir = cache_integrity.private_dir(directory)
-        pdir.publish(LIBRARY, data)
-        record = aot_trust.signed({"library": LIBRARY, "sha256": hashlib.sha256(data).hexdigest()}, RECORD)
-        pdir.publish(RECORD, (json.dumps(record, sort_keys=True) + "\n").encode())
-    except Exception:  # noqa: BLE001 - an unwritable cache: this process still has its pool
-        pass
