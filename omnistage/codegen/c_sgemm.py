@@ -75,6 +75,8 @@ extern int64_t omnistage_blas_gemm[];  /* the library's BLAS table (c_runtime) *
 #define OS_SG_NR (OS_SG_VF * OS_SG_NV)
 #define OS_SG_KC 512
 typedef float os_sg_v __attribute__((vector_size(OS_SG_VF * 4)));
+typedef float os_sg_v8 __attribute__((vector_size(32)));
+typedef int32_t os_sg_i8 __attribute__((vector_size(32)));
 #if defined(__clang__)
 #define OS_SG_FAST
 #define OS_SG_CONTRACT _Pragma("clang fp contract(fast)")
@@ -144,8 +146,37 @@ static int os_sgemm_rm(int64_t M, int64_t N, int64_t K, const float *x, int64_t 
                 if (os_sg_buf == NULL && (os_sg_buf = (float *)aligned_alloc(64, OS_SG_KC * OS_SG_NR * sizeof(float))) == NULL)
                     return 1;
                 float *b = os_sg_buf;
-                if (yr == 1) {  /* Y's columns are contiguous: a transpose, by blocks of 16 k that stay in L1 */
-                    for (int64_t kk = 0; kk < kc; kk += 16) {
+                if (yr == 1) {  /* Y's columns are contiguous: a transpose, in 8x8 register blocks, the rest by blocks of 16 k that stay in L1 */
+                    int64_t kk8 = 0;
+#if defined(__GNUC__) && !defined(__clang__)
+                    /* 8x8 blocks transposed in registers (GCC's vector shuffles) */
+                    for (; kk8 + 8 <= kc; kk8 += 8) {
+                        int64_t j0 = 0;
+                        for (; j0 + 8 <= nr; j0 += 8) {
+                            os_sg_v8 r[8], t[8], u[8];
+                            for (int j = 0; j < 8; j++) memcpy(&r[j], y + (jp + j0 + j) * yc + k0 + kk8, sizeof(os_sg_v8));
+                            for (int q = 0; q < 8; q += 2) {
+                                t[q] = __builtin_shuffle(r[q], r[q + 1], (os_sg_i8){0, 8, 1, 9, 4, 12, 5, 13});
+                                t[q + 1] = __builtin_shuffle(r[q], r[q + 1], (os_sg_i8){2, 10, 3, 11, 6, 14, 7, 15});
+                            }
+                            for (int q = 0; q < 8; q += 4) {
+                                u[q] = __builtin_shuffle(t[q], t[q + 2], (os_sg_i8){0, 1, 8, 9, 4, 5, 12, 13});
+                                u[q + 1] = __builtin_shuffle(t[q], t[q + 2], (os_sg_i8){2, 3, 10, 11, 6, 7, 14, 15});
+                                u[q + 2] = __builtin_shuffle(t[q + 1], t[q + 3], (os_sg_i8){0, 1, 8, 9, 4, 5, 12, 13});
+                                u[q + 3] = __builtin_shuffle(t[q + 1], t[q + 3], (os_sg_i8){2, 3, 10, 11, 6, 7, 14, 15});
+                            }
+                            for (int q = 0; q < 4; q++) {
+                                os_sg_v8 lo = __builtin_shuffle(u[q], u[q + 4], (os_sg_i8){0, 1, 2, 3, 8, 9, 10, 11});
+                                os_sg_v8 hi = __builtin_shuffle(u[q], u[q + 4], (os_sg_i8){4, 5, 6, 7, 12, 13, 14, 15});
+                                memcpy(b + (kk8 + q) * OS_SG_NR + j0, &lo, sizeof lo);
+                                memcpy(b + (kk8 + q + 4) * OS_SG_NR + j0, &hi, sizeof hi);
+                            }
+                        }
+                        for (int64_t j = j0; j < nr; j++)
+                            for (int64_t k = kk8; k < kk8 + 8; k++) b[k * OS_SG_NR + j] = y[(jp + j) * yc + k0 + k];
+                    }
+#endif
+                    for (int64_t kk = kk8; kk < kc; kk += 16) {
                         int64_t ke = kc - kk < 16 ? kc : kk + 16;
                         for (int64_t j = 0; j < nr; j++) {
                             const float *col = y + (jp + j) * yc + k0;
