@@ -9,7 +9,8 @@ and the process keeps that copy equal to `table` (`mirror`, table_mirrors), as w
 machine code holds no address of this process, Numba's cache serves every process, and a
 library needs nothing of Numba's.
 
-Its last slot, POOL_SLOT, is the GEMM pool's entry (gemm_pool), 0 until the pool is loaded.
+Its last slots, POOL_SLOT and LOOP_SLOT, are the GEMM pool's entries (gemm_pool), 0 until the
+pool is loaded.
 
 What the gemm slots hold is what Numba's `np.dot` reaches through `numba_xxgemm`: the Fortran
 gemm of the BLAS that `scipy.linalg.cython_blas` wraps. SciPy's wheels bundle OpenBLAS in
@@ -31,7 +32,8 @@ from .table_mirrors import Mirrors
 SYMBOL = "omnistage_blas_gemm"
 KINDS = "sdcz"  # slot order: float32, float64, complex64, complex128
 POOL_SLOT = len(KINDS)  # then gemm_pool's function running a product's blocks (0: none loaded)
-LENGTH = len(KINDS) + 1
+LOOP_SLOT = POOL_SLOT + 1  # then its function running a loop's chunks (gemm_pool.LOOP_FUNCTION; 0: none)
+LENGTH = len(KINDS) + 2
 
 table = (ctypes.c_int64 * LENGTH)()
 
@@ -60,10 +62,12 @@ def fill():
     return _filled
 
 
-def set_pool(address):
-    """Compiled products run their blocks through the function at `address` from now on."""
+def set_pool(address, loop_address=0):
+    """Compiled products run their blocks through the function at `address` from now on, and
+    native libraries' parallel loops in control-flow bodies their chunks through `loop_address`."""
     with _lock:
         table[POOL_SLOT] = address
+        table[LOOP_SLOT] = loop_address
         _mirrors.sync()
 
 

@@ -309,7 +309,7 @@ static void os_strided_copy(const void *src, void *dst, const int64_t *params, i
 }
 
 /* BLAS: the gemm addresses of blas_table, mirrored into this library's own copy */
-int64_t omnistage_blas_gemm[5];
+int64_t omnistage_blas_gemm[6];  /* gemm by dtype (sdcz), the GEMM pool, its loop runner */
 typedef void (*os_gemm_t)(const char *, const char *, const int *, const int *, const int *, const void *,
                           const void *, const int *, const void *, const int *, const void *, void *, const int *);
 

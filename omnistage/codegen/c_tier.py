@@ -15,7 +15,9 @@ it cannot translate, or a machine without a C compiler, keeps the Numba path, un
 
 Threads: the loops the Numba build would split over threads (`parallel.parallelize`'s rule and
 rewrite: loop nests of 2^18 statements and more whose iterations share nothing) become OpenMP
-loops (`-fopenmp`), which a switch in the library puts on threads per call, as the program's
+loops (`-fopenmp`) in the entry, and chunks run on the GEMM pool's threads in control-flow
+bodies (c_translate.pool_loop: a training loop's update, between the products whose blocks the
+pool runs); a switch in the library puts them on threads per call, as the program's
 parallel.BuildChoice decides: the library is the serial and the parallel build at once, with the
 same bits (aot.AotProgram; a forked child keeps them on one thread: libgomp is not fork-safe).
 Products run their blocks on the GEMM pool, float32 ones with the tier's own kernel (c_sgemm,
@@ -84,7 +86,7 @@ def compile_program(program):
         compile_log.note_source(source)
         # loops the Numba build would run on every core run on OpenMP's threads (a compiler
         # without OpenMP fails the build: the Numba path then)
-        threaded = _threaded(source, entry) if parallel.likely_enabled() else None
+        threaded = _threaded(source) if parallel.likely_enabled() else None
         ins, outs = aot.signature(program)
         translation = c_translate.translate(threaded or source, entry, ins, outs, c_vmath.NAMES.values())
         translated, uses_gemm, uses_lapack = translation
@@ -171,13 +173,23 @@ def _small(source, entry):
     return work is not None and work <= SMALL_WORK
 
 
-def _threaded(source, entry):
-    """The module with the loops of its entry that the Numba build would split over threads
-    marked `numba.prange` (parallel.parallelize's rule and rewrite, which read the entry's
-    lines; it imports nothing), or None when there are none."""
-    lines, start, end = _entry_span(source, entry)
-    body, changed = parallel.parallelize(lines[start:end])
-    return "\n".join(lines[:start] + body + lines[end:]) if changed else None
+def _threaded(source):
+    """The module with the loops the Numba build would split over threads (parallel.parallelize's
+    rule and rewrite; it imports nothing) marked `numba.prange`, in every function: the entry's
+    run on OpenMP's threads, a control-flow body's (a training loop's optimizer update in a
+    fori_loop) on the GEMM pool's (c_translate.pool_loop). None when there are none."""
+    lines = source.split("\n")
+    out, changed, i = [], False, 0
+    while i < len(lines):
+        if not lines[i].startswith("def "):
+            out.append(lines[i])
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() and not lines[j].startswith(" ")), len(lines))
+        body, marked = parallel.parallelize(lines[i + 1:end])
+        out += [lines[i], *body]
+        changed, i = changed or marked, end
+    return "\n".join(out) if changed else None
 
 
 def _decline(key, program, reason, translated=None):

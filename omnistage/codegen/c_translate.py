@@ -84,6 +84,8 @@ class Module:
         self.omp = False  # an entry loop runs on OpenMP's threads (`omnistage_omp_threads` switches them on)
         self.sorts = set()  # key dtypes whose c_sort function is in decls
         self.numba_kernels = []  # (kernel name, argument signature) called in their Numba build (numba_kernel_table)
+        self.entry = None  # the entry function's name (translate)
+        self.pool_loops = 0  # parallel loops of control-flow bodies, outlined for the GEMM pool
         for node in self.tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
@@ -151,6 +153,7 @@ def translate(source, entry, in_types, out_types, vmath_names):
     (shape, dtype name) pairs. Returns (source, whether it calls BLAS, whether it calls
     LAPACK). Raises Unsupported."""
     module = Module(source, vmath_names)
+    module.entry = entry
     arg_types = [Scalar(dt) if len(shape) == 0 else Arr(dt, shape) for shape, dt in in_types]
     c_name, results = module.function(entry, arg_types)
     if len(results) != len(out_types):
@@ -575,6 +578,9 @@ class FunctionTranslator:
         at = next((k for k, line in enumerate(body) if line.lstrip().startswith(header)), None)
         if at is None or body[-1].strip() != "}" or any("os_alloc" in line for line in body[:at]):
             raise Unsupported("a parallel loop with values carried between iterations")
+        if self.node.name != self.m.entry:
+            self.pool_loop(var, hi, failed, skip, header, body, at, depth)
+            return
         fail_jump = f"{{ __atomic_store_n(&{failed}, 1, __ATOMIC_RELAXED); goto {skip}; }}"
         body = [line.replace("goto os_fail;", fail_jump) for line in body]
         body.insert(len(body) - 1, "    " * (depth + 2) + f"{skip}: ;")
@@ -593,6 +599,52 @@ class FunctionTranslator:
                        *body,
                        pad + "    os_release(&os_thread_arena);",
                        pad + "}"]
+        self.emit(f"if ({failed}) goto os_fail;", depth)
+
+    def pool_loop(self, var, hi, failed, skip, header, body, at, depth):
+        """A parallel loop of a control-flow body (a training loop's optimizer update in a
+        fori_loop) on the GEMM pool's threads: the body outlined into a function of one chunk
+        of iterations (8 chunks; iterations share nothing, so the bits do not depend on who
+        runs which), every C variable it uses copied in through a structure, as OpenMP's
+        firstprivate does. OpenMP's own threads would take turns on the cores with the pool's,
+        each spinning after its work while the other waits (mnist_vae's epoch 1.9x slower);
+        the pool's workers run the products' blocks and these chunks alike. Serial while
+        `omnistage_omp_threads` is off (parallel.BuildChoice) or the pool is not loaded."""
+        self.m.omp = True
+        k = self.m.pool_loops = self.m.pool_loops + 1
+        fn, struct = f"os_pfor_{k}", f"os_pctx_{k}"
+        text = "\n".join(body)
+        used = sorted(c for c, t in self.types.items()
+                      if not isinstance(t, Tup) and c not in (failed, var, hi) and re.search(rf"\b{re.escape(c)}\b", text))
+
+        def decl(c):
+            t = self.types[c]
+            return f"{C_TYPES[t.dtype]} {'*' if isinstance(t, Arr) else ''}{c}"
+        fail_jump = f"{{ __atomic_store_n(os_c->os_failed, 1, __ATOMIC_RELAXED); goto {skip}; }}"
+        lines = [line.replace("goto os_fail;", fail_jump) for line in body]
+        lines[at] = lines[at].replace(header, f"for ({var} = os_lo; {var} < os_hi; {var}++)")
+        lines.insert(len(lines) - 1, "    " * (depth + 2) + f"{skip}: ;")
+        self.m.decls.append("\n".join([
+            f"struct {struct} {{ {''.join(decl(c) + '; ' for c in used)}int32_t *os_failed; int64_t os_hi, os_step; }};",
+            f"static void {fn}(void *os_cv, int64_t os_chunk) {{",
+            f"    struct {struct} *os_c = (struct {struct} *)os_cv;",
+            *(f"    {decl(c)} = os_c->{c};" for c in used),
+            f"    int64_t {var};",
+            "    int64_t os_lo = os_chunk * os_c->os_step;",
+            "    int64_t os_hi = os_lo + os_c->os_step < os_c->os_hi ? os_lo + os_c->os_step : os_c->os_hi;",
+            "    os_arena os_thread_arena = os_arena_open();",
+            "    os_arena *A = &os_thread_arena;",
+            *lines,
+            "    os_release(&os_thread_arena);",
+            "}"]))
+        chunks = self.fresh("_chunks")
+        self.declare(chunks, Scalar("int64"))
+        fields = "".join(f"{c}, " for c in used)
+        self.emit(f"{{ struct {struct} os_c = {{{fields}&{failed}, {hi}, {hi} > 8 ? ({hi} + 7) / 8 : 1}};", depth)
+        self.emit(f"  {chunks} = {hi} > 0 ? ({hi} + os_c.os_step - 1) / os_c.os_step : 0;", depth)
+        self.emit(f"  if (omnistage_omp_threads && omnistage_blas_gemm[5] != 0 && {chunks} > 1)", depth)
+        self.emit(f"    ((void (*)(void (*)(void *, int64_t), void *, int64_t))(intptr_t)omnistage_blas_gemm[5])({fn}, &os_c, {chunks});", depth)
+        self.emit(f"  else for (int64_t os_k = 0; os_k < {chunks}; os_k++) {fn}(&os_c, os_k); }}", depth)
         self.emit(f"if ({failed}) goto os_fail;", depth)
 
     def lane_reduction(self, node, reductions, var, lo, hi, depth):

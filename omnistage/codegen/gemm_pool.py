@@ -37,6 +37,7 @@ import threading
 from . import aot_trust, blas_table
 
 FUNCTION = "omnistage_gemm_calls"
+LOOP_FUNCTION = "omnistage_pool_for"
 CALL_WORDS = 11  # int64s per BLAS call: transa, transb, m, n, k, lda, ldb, ldc, a, b, c (addresses)
 
 SOURCE = r"""
@@ -49,10 +50,13 @@ SOURCE = r"""
 typedef void (*gemm_fn)(const char *, const char *, const int *, const int *, const int *, const void *,
                         const void *, const int *, const void *, const int *, const void *, void *, const int *);
 
-typedef struct {
-    gemm_fn gemm;
+typedef struct job {
+    void (*task)(const struct job *, int64_t);  /* runs task i of the job */
+    gemm_fn gemm;  /* a product's blocks: BLAS calls */
     const int64_t *calls;
     const void *alpha, *beta;
+    void (*fn)(void *, int64_t);  /* a loop's chunks (omnistage_pool_for) */
+    void *ctx;
     int64_t count, next, done;
 } job_t;
 
@@ -63,6 +67,9 @@ static job_t *current = NULL;
 static uint64_t generation = 0;
 static int workers = 0;
 static __thread int alone = 0;
+
+static void run(const job_t *j, int64_t i);
+static void run_chunk(const job_t *j, int64_t i) { j->fn(j->ctx, i); }
 
 static void run(const job_t *j, int64_t i) {
     const int64_t *c = j->calls + CALL_WORDS * i;
@@ -110,7 +117,7 @@ static void *work(void *unused) {
         while (j->next < j->count) {
             int64_t i = j->next++;
             pthread_mutex_unlock(&mu);
-            run(j, i);
+            j->task(j, i);
             pthread_mutex_lock(&mu);
             if (++j->done == j->count) pthread_cond_signal(&finished);
         }
@@ -118,28 +125,42 @@ static void *work(void *unused) {
     return NULL;
 }
 
+static void dispatch(job_t *jp);
+
 /* The calls, each a BLAS gemm with the given alpha and beta, on the pool and this thread. */
 void omnistage_gemm_calls(void *gemm, int64_t count, const int64_t *calls, const void *alpha, const void *beta) {
-    job_t j = {(gemm_fn)gemm, calls, alpha, beta, count, 0, 0};
+    job_t j = {run, (gemm_fn)gemm, calls, alpha, beta, NULL, NULL, count, 0, 0};
+    dispatch(&j);
+}
+
+/* fn(ctx, i) for i in [0, count) on the pool and this thread: the chunks of a loop whose
+   iterations share nothing (a native library's parallel loops in control-flow bodies). */
+void omnistage_pool_for(void (*fn)(void *, int64_t), void *ctx, int64_t count) {
+    job_t j = {run_chunk, NULL, NULL, NULL, NULL, fn, ctx, count, 0, 0};
+    dispatch(&j);
+}
+
+/* the job's tasks on the workers and this thread (all here when alone, no workers or busy) */
+static void dispatch(job_t *jj) {
     int64_t i;
     pthread_mutex_lock(&mu);
-    if (workers == 0 || alone || count < 2 || current != NULL) {  /* current: another thread's product */
+    if (workers == 0 || alone || jj->count < 2 || current != NULL) {  /* current: another thread's job */
         pthread_mutex_unlock(&mu);
-        for (i = 0; i < count; i++) run(&j, i);
+        for (i = 0; i < jj->count; i++) jj->task(jj, i);
         return;
     }
-    current = &j;
+    current = jj;
     __atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE);
-    if (count - 1 >= workers) pthread_cond_broadcast(&wake);
-    else for (i = 1; i < count; i++) pthread_cond_signal(&wake);
-    while (j.next < j.count) {
-        i = j.next++;
+    if (jj->count - 1 >= workers) pthread_cond_broadcast(&wake);
+    else for (i = 1; i < jj->count; i++) pthread_cond_signal(&wake);
+    while (jj->next < jj->count) {
+        i = jj->next++;
         pthread_mutex_unlock(&mu);
-        run(&j, i);
+        jj->task(jj, i);
         pthread_mutex_lock(&mu);
-        j.done++;
+        jj->done++;
     }
-    while (j.done < j.count) pthread_cond_wait(&finished, &mu);
+    while (jj->done < jj->count) pthread_cond_wait(&finished, &mu);
     current = NULL;
     pthread_mutex_unlock(&mu);
 }
@@ -262,10 +283,11 @@ def _load_path(path, workers):
     alone = library.omnistage_gemm_pool_alone
     alone.restype, alone.argtypes = ctypes.c_int, [ctypes.c_int]
     address = ctypes.cast(getattr(library, FUNCTION), ctypes.c_void_p).value
-    if start_pool(workers) < 1 or not address:
+    loop_address = ctypes.cast(getattr(library, LOOP_FUNCTION), ctypes.c_void_p).value
+    if start_pool(workers) < 1 or not address or not loop_address:
         return False
     _library, _alone = library, alone
-    blas_table.set_pool(address)
+    blas_table.set_pool(address, loop_address)
     return True
 
 

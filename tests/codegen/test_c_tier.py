@@ -572,12 +572,49 @@ def test_loops_numba_would_thread_run_on_openmp_with_the_same_bits_either_way(mo
     from omnistage.codegen.emit_cpu import emit_module
 
     source, entry = emit_module(native.program, c_vmath.lookup, threads=None)
-    assert "np.empty(" in c_tier._threaded(source, entry)  # a row buffer: allocated per row, from each thread's arena
+    assert "np.empty(" in c_tier._threaded(source)  # a row buffer: allocated per row, from each thread's arena
     runs = {}
     for threads in (0, 1, 0):
         native._omp.value = threads
         runs.setdefault(threads, []).append([o.tobytes() for o in native._run((x,))])
     assert runs[0][0] == runs[1][0] == runs[0][1]
+
+
+def test_parallel_loops_of_control_flow_bodies_run_on_the_gemm_pool_with_the_same_bits():
+    # an optimizer update inside a fori_loop: big enough for threads, outlined for the pool
+    from omnistage.codegen import c_vmath, gemm_pool, parallel
+    from omnistage.codegen.emit_cpu import emit_module
+
+    if not parallel.likely_enabled():
+        pytest.skip("parallel loops are off here")
+
+    def train(w, m, x):
+        def body(i, s):
+            w, m = s
+            m = 0.9 * m + xnp.tanh(x @ w) * 1e-3
+            return w - 0.01 * xnp.sqrt(m * m + 1.0), m
+        return lax.fori_loop(0, 3, body, (w, m))
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((600, 512)).astype(np.float32)
+    m = np.zeros((600, 512), np.float32)
+    x = rng.standard_normal((600, 600)).astype(np.float32) / 30
+    native = _check(train, w, m, x, rtol=1e-4, atol=1e-5)
+    source, entry = emit_module(native.program, c_vmath.lookup, threads=None)
+    ins, outs = [((600, 512), "float32")] * 2 + [((600, 600), "float32")], [((600, 512), "float32")] * 2
+    c, _, _ = c_translate.translate(c_tier._threaded(source), entry, ins, outs, c_vmath.NAMES.values())
+    assert "static void os_pfor_1(" in c and "#pragma omp" not in c
+    gemm_pool.start()
+    deadline = time.monotonic() + 60
+    while not gemm_pool.ready() and gemm_pool._workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    runs = []
+    for threads in (0, 1, 1, 0):
+        native._omp.value = threads
+        runs.append([o.tobytes() for o in native._run((w, m, x))])
+    with gemm_pool.one_thread():
+        native._omp.value = 1
+        runs.append([o.tobytes() for o in native._run((w, m, x))])
+    assert all(r == runs[0] for r in runs)
 
 
 def test_a_forked_child_runs_openmp_loops_on_one_thread_instead_of_hanging(tmp_path):
