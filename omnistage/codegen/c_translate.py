@@ -960,11 +960,31 @@ class FunctionTranslator:
             return self.view(base, t, index, depth)
         at = self.offset(index, t, depth)
         if len(index) == len(t.shape):
-            if t.dtype == "bool":  # GCC has no vector type for _Bool: its bytes load as uint8_t (0 or 1) and vectorize
+            if t.dtype == "bool" and self._small_loop_body():
+                # GCC has no vector type for _Bool: its bytes load as uint8_t (0 or 1) and the
+                # loop vectorizes (mnist_vae's Bernoulli log-density: 110 -> 8.8 ms)
                 return f"((const uint8_t *){base})[{at}]", Scalar(t.dtype)
             return f"{base}[{at}]", Scalar(t.dtype)
         rest = Arr(t.dtype, t.shape[len(index):], t.strides[len(index):])
         return f"({base} + ({at}))", rest
+
+    def _small_loop_body(self):
+        """Whether the innermost loop around here is small enough to vectorize for its boolean
+        reads: at most VECTOR_BOOL_BODY statements, a vmath function counting 8 and a
+        threefry2x32 16 (what they inline into). A big one (a sampler's threefry rounds, pow and
+        rejection tests) stays scalar: vectorized for AVX-512 it took 4x the compile
+        (random.gamma's first call 0.65 -> 2.2 s) for a loop of a few thousand iterations."""
+        loop = next((node for kind, node in reversed(self.scopes) if kind == "loop"), None)
+        if loop is None:
+            return False
+        weight = 0
+        for n in ast.walk(loop):
+            if isinstance(n, ast.stmt):
+                weight += 1
+            elif isinstance(n, ast.Call):
+                name = dotted(n.func)
+                weight += 16 if name == "_rt.threefry2x32" else 8 if name in self.m.vmath else 0
+        return weight <= VECTOR_BOOL_BODY
 
     def view(self, base, t, index, depth):
         """A basic-slice view with static bounds: a pointer and a static layout."""
@@ -1084,6 +1104,7 @@ class FunctionTranslator:
         return tmp
 
 
+VECTOR_BOOL_BODY = 48  # weighed statements of a loop whose boolean reads are made vectorizable (_small_loop_body)
 _ALLOCATIONS = ("np.empty", "_rt.empty")
 
 
