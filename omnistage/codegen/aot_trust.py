@@ -87,25 +87,40 @@ def publish(name, data, record_name, field="library"):
         pass
 
 
-def library_path(record, record_name):
-    """A path dlopen can load `record`'s library from, after checking its bytes against the
-    record's SHA-256; None (the library and record deleted, one warning) when they differ."""
-    library = record.get("library")
-    if not isinstance(library, str) or os.path.basename(library) != library or not library.endswith(".so"):
+def _checked(record, record_name, field, suffix):
+    """(private directory, file name, bytes) of the file `record[field]` names when its bytes
+    have the record's SHA-256; None when missing, and None (the file and record deleted, one
+    warning) when they differ."""
+    name = record.get(field)
+    if not isinstance(name, str) or os.path.basename(name) != name or not name.endswith(suffix):
         return None
     try:
         pdir = _pdir()
-        data = pdir.read(library)
+        data = pdir.read(name)
     except OSError:
         return None
     if data is None:
         return None  # evicted: the next cold path builds it again
     if not cache_integrity.same_text(hashlib.sha256(data).hexdigest(), record.get("sha256")):
-        _discard(pdir, [library, record_name], library, "its SHA-256 differs from its record's")
+        _discard(pdir, [name, record_name], name, "its SHA-256 differs from its record's")
         return None
-    pdir.touch(library)
+    pdir.touch(name)
     pdir.touch(record_name)
-    return pdir.fd_path(library)
+    return pdir, name, data
+
+
+def library_path(record, record_name):
+    """A path dlopen can load `record`'s library from, after checking its bytes against the
+    record's SHA-256; None (the library and record deleted, one warning) when they differ."""
+    checked = _checked(record, record_name, "library", ".so")
+    return None if checked is None else checked[0].fd_path(checked[1])
+
+
+def object_bytes(record, record_name):
+    """The bytes of `record`'s object file (key "object") when they have its SHA-256, as
+    library_path checks a library's; else None."""
+    checked = _checked(record, record_name, "object", ".o")
+    return None if checked is None else checked[2]
 
 
 def library_intact(record):

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import c_complex, c_sort
 from .c_types import (COMPLEX_PART, COMPLEX_SUFFIX, C_TYPES, FLOAT_NAME, Arr, Scalar, Unsupported, arith_type, c_literal,
-                      copy_lines, is_int, wide)
+                      c_strides, copy_lines, is_int, wide)
 
 
 LIBM = {"sqrt": "sqrt", "exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "exp2": "exp2",
@@ -389,10 +389,7 @@ def numba_kernel_call(tr, node, depth):
         if isinstance(t, Arr):
             code, t = _dense(tr, code, t, depth)
             item = np.dtype(t.dtype).itemsize
-            strides, step = [], item
-            for d in reversed(t.shape):
-                strides.insert(0, step)
-                step *= d
+            strides = [s * item for s in c_strides(t.shape)]  # in bytes, as Numba's arrays hold them
             params += ["void *", "void *", "int64_t", "int64_t", "void *"] + ["int64_t"] * (2 * len(t.shape))
             args += ["NULL", "NULL", f"{t.size}LL", f"{item}LL", f"(void *)({code})",
                      *(f"{d}LL" for d in t.shape), *(f"{s}LL" for s in strides)]

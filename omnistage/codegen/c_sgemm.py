@@ -37,7 +37,7 @@ import subprocess
 import tempfile
 import threading
 
-from . import aot_trust, cache_integrity
+from . import aot_trust
 
 # the section a translated module gets: os_matmul's hook, filled when the library loads
 STUB = r"""
@@ -234,15 +234,7 @@ def _cached(name, record_name):
     record = aot_trust.read_record(record_name)
     if record is None or record.get("object") != name:
         return None
-    try:
-        from . import disk_cache
-
-        data = cache_integrity.private_dir(disk_cache.cache_dir(), create=False).read(name)
-    except OSError:
-        return None
-    if data is None or not cache_integrity.same_text(hashlib.sha256(data).hexdigest(), record.get("sha256")):
-        return None  # evicted or changed: compiled again (and published over it)
-    return data
+    return aot_trust.object_bytes(record, record_name)  # (evicted or changed: compiled again)
 
 
 def _compile(cc, flags, name, record_name):

@@ -16,6 +16,7 @@ compiler sees fixed trip counts. A translated function allocates from the call's
 iteration's memory at its end, after copying the array values that live on into slots.
 """
 import ast
+import collections
 import re
 
 import numpy as np
@@ -81,7 +82,7 @@ class Module:
         self.decls = []  # C definitions, callees first
         self.uses_gemm = False
         self.sections = set()  # optional runtime parts prepended: "lapack" (c_lapack), "linalg" (c_linalg), "sgemm" (c_sgemm)
-        self.omp = False  # an entry loop runs on OpenMP's threads (`omnistage_omp_threads` switches them on)
+        self.omp = False  # a loop runs on threads (OpenMP's, the pool's: `omnistage_omp_threads` switches them on)
         self.sorts = set()  # key dtypes whose c_sort function is in decls
         self.numba_kernels = []  # (kernel name, argument signature) called in their Numba build (numba_kernel_table)
         self.entry = None  # the entry function's name (translate)
@@ -581,14 +582,9 @@ class FunctionTranslator:
         if self.node.name != self.m.entry:
             self.pool_loop(var, hi, failed, skip, header, body, at, depth)
             return
-        fail_jump = f"{{ __atomic_store_n(&{failed}, 1, __ATOMIC_RELAXED); goto {skip}; }}"
-        body = [line.replace("goto os_fail;", fail_jump) for line in body]
-        body.insert(len(body) - 1, "    " * (depth + 2) + f"{skip}: ;")
+        used = self._used_in(body, (failed, var))
+        body = _skipping_failures(body, f"&{failed}", skip, depth)
         body.insert(at, "#pragma omp for schedule(static)")
-        text = "\n".join(body)
-        shared = {failed, var}
-        used = sorted(c for c, t in self.types.items()
-                      if not isinstance(t, Tup) and c not in shared and re.search(rf"\b{re.escape(c)}\b", text))
         self.m.omp = True
         pad = "    " * depth
         clause = f" firstprivate({', '.join(used)})" if used else ""
@@ -600,6 +596,13 @@ class FunctionTranslator:
                        pad + "    os_release(&os_thread_arena);",
                        pad + "}"]
         self.emit(f"if ({failed}) goto os_fail;", depth)
+
+    def _used_in(self, lines, exclude):
+        """The C variables (sorted) that `lines` use, other than `exclude`: what each thread of a
+        parallel loop gets its own copy of."""
+        text = "\n".join(lines)
+        return sorted(c for c, t in self.types.items()
+                      if not isinstance(t, Tup) and c not in exclude and re.search(rf"\b{re.escape(c)}\b", text))
 
     def pool_loop(self, var, hi, failed, skip, header, body, at, depth):
         """A parallel loop of a control-flow body (a training loop's optimizer update in a
@@ -613,17 +616,13 @@ class FunctionTranslator:
         self.m.omp = True
         k = self.m.pool_loops = self.m.pool_loops + 1
         fn, struct = f"os_pfor_{k}", f"os_pctx_{k}"
-        text = "\n".join(body)
-        used = sorted(c for c, t in self.types.items()
-                      if not isinstance(t, Tup) and c not in (failed, var, hi) and re.search(rf"\b{re.escape(c)}\b", text))
+        used = self._used_in(body, (failed, var, hi))
 
         def decl(c):
             t = self.types[c]
             return f"{C_TYPES[t.dtype]} {'*' if isinstance(t, Arr) else ''}{c}"
-        fail_jump = f"{{ __atomic_store_n(os_c->os_failed, 1, __ATOMIC_RELAXED); goto {skip}; }}"
-        lines = [line.replace("goto os_fail;", fail_jump) for line in body]
+        lines = _skipping_failures(body, "os_c->os_failed", skip, depth)
         lines[at] = lines[at].replace(header, f"for ({var} = os_lo; {var} < os_hi; {var}++)")
-        lines.insert(len(lines) - 1, "    " * (depth + 2) + f"{skip}: ;")
         self.m.decls.append("\n".join([
             f"struct {struct} {{ {''.join(decl(c) + '; ' for c in used)}int32_t *os_failed; int64_t os_hi, os_step; }};",
             f"static void {fn}(void *os_cv, int64_t os_chunk) {{",
@@ -1108,12 +1107,23 @@ VECTOR_BOOL_BODY = 48  # weighed statements of a loop whose boolean reads are ma
 _ALLOCATIONS = ("np.empty", "_rt.empty")
 
 
+def _skipping_failures(body, flag, skip, depth):
+    """A parallel loop's `body` lines with each failure setting `*flag` and skipping to the end
+    of its iteration (label `skip`), as no jump may leave a thread's share of the loop."""
+    lines = [line.replace("goto os_fail;", f"{{ __atomic_store_n({flag}, 1, __ATOMIC_RELAXED); goto {skip}; }}")
+             for line in body]
+    lines.insert(len(lines) - 1, "    " * (depth + 2) + f"{skip}: ;")
+    return lines
+
+
+def _store_counts(node):
+    """{name: how many times the statements under `node` bind it}."""
+    return collections.Counter(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+
+
 def _bound_by_one_helper_call(body, names, functions):
     """Those of `names` that loop `body` binds once in all, in a top-level `... = helper(...)`."""
-    stores = {}
-    for n in ast.walk(ast.Module(body=body, type_ignores=[])):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            stores[n.id] = stores.get(n.id, 0) + 1
+    stores = _store_counts(ast.Module(body=body, type_ignores=[]))
     found = set()
     for s in body:
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.value, ast.Call) \
@@ -1132,10 +1142,7 @@ def _destinations(node):
         return {}
     items = ret.value.elts if isinstance(ret.value, ast.Tuple) else [ret.value]
     names = [item.id if isinstance(item, ast.Name) else None for item in items]
-    stores = {}
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            stores[n.id] = stores.get(n.id, 0) + 1
+    stores = _store_counts(node)
     allocated = {s.targets[0].id for s in node.body[:-1]
                  if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
                  and is_call_to(s.value, *_ALLOCATIONS)}

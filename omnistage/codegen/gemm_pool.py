@@ -8,7 +8,10 @@ preempted worker (a loaded machine; the library builder, SCHED_IDLE as it is, ne
 program's first calls) costs at most the block it holds, where a static split waits for it at
 the barrier (Numba's omp layer beside a running builder: 40 ms a call against 9 ms serial for
 mnist_classifier's update). The blocks and their calls are fixed by the product's shape alone
-(`kernels.gemm_blocks`), so the bits never depend on how many threads ran, or which.
+(`kernels.gemm_blocks`), so the bits never depend on how many threads ran, or which. The same
+workers run the chunks of native libraries' parallel loops in control-flow bodies
+(`omnistage_pool_for`, c_translate.pool_loop), between those products: a second pool of threads
+there (OpenMP's) took turns on the cores with this one.
 Beside a running library builder the pool still loses (mnist_vae's epoch of 32-row products
 675-750 ms against 550 serial), so programs run their products alone while this process's
 builder works (executable, aot), as they do Numba's threads.
@@ -68,7 +71,6 @@ static uint64_t generation = 0;
 static int workers = 0;
 static __thread int alone = 0;
 
-static void run(const job_t *j, int64_t i);
 static void run_chunk(const job_t *j, int64_t i) { j->fn(j->ctx, i); }
 
 static void run(const job_t *j, int64_t i) {
@@ -125,21 +127,6 @@ static void *work(void *unused) {
     return NULL;
 }
 
-static void dispatch(job_t *jp);
-
-/* The calls, each a BLAS gemm with the given alpha and beta, on the pool and this thread. */
-void omnistage_gemm_calls(void *gemm, int64_t count, const int64_t *calls, const void *alpha, const void *beta) {
-    job_t j = {run, (gemm_fn)gemm, calls, alpha, beta, NULL, NULL, count, 0, 0};
-    dispatch(&j);
-}
-
-/* fn(ctx, i) for i in [0, count) on the pool and this thread: the chunks of a loop whose
-   iterations share nothing (a native library's parallel loops in control-flow bodies). */
-void omnistage_pool_for(void (*fn)(void *, int64_t), void *ctx, int64_t count) {
-    job_t j = {run_chunk, NULL, NULL, NULL, NULL, fn, ctx, count, 0, 0};
-    dispatch(&j);
-}
-
 /* the job's tasks on the workers and this thread (all here when alone, no workers or busy) */
 static void dispatch(job_t *jj) {
     int64_t i;
@@ -163,6 +150,19 @@ static void dispatch(job_t *jj) {
     while (jj->done < jj->count) pthread_cond_wait(&finished, &mu);
     current = NULL;
     pthread_mutex_unlock(&mu);
+}
+
+/* The calls, each a BLAS gemm with the given alpha and beta, on the pool and this thread. */
+void omnistage_gemm_calls(void *gemm, int64_t count, const int64_t *calls, const void *alpha, const void *beta) {
+    job_t j = {run, (gemm_fn)gemm, calls, alpha, beta, NULL, NULL, count, 0, 0};
+    dispatch(&j);
+}
+
+/* fn(ctx, i) for i in [0, count) on the pool and this thread: the chunks of a loop whose
+   iterations share nothing (a native library's parallel loops in control-flow bodies). */
+void omnistage_pool_for(void (*fn)(void *, int64_t), void *ctx, int64_t count) {
+    job_t j = {run_chunk, NULL, NULL, NULL, NULL, fn, ctx, count, 0, 0};
+    dispatch(&j);
 }
 
 static void after_fork_in_child(void) {  /* the workers did not come along */
