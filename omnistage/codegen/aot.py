@@ -486,8 +486,8 @@ class AotProgram:
     process has compiled the parallel build yet: seconds) in a background thread; calls run the
     library meanwhile and are credited to no build. Both builds give the same bits.
 
-    A native-tier library whose loops run on OpenMP (record "omp": c_tier) is both builds
-    itself: `omnistage_omp_threads` switches its parallel loops onto threads, per call, as its
+    A native-tier library with parallel loops (record "threads": c_tier) is both builds itself:
+    `omnistage_threads` switches its loops onto the GEMM pool's threads, per call, as its
     BuildChoice decides; nothing is compiled or loaded for that."""
 
     backend = "numba_cpu"
@@ -511,19 +511,19 @@ class AotProgram:
         self._tier = parallel.BuildChoice() if record.get("parallel") else None  # the library is the serial build
         self.tier_up_thread = None  # loads the Numba path's parallel build, once started
         self._parallel = None  # that build, once ready
-        # a native-tier library with OpenMP loops is both builds: this switch picks one per call
+        # a native-tier library with parallel loops is both builds: this switch picks one per call
         # (they give the same bits), as BuildChoice decides; it needs no compile, so the rent is short
-        self._omp = ctypes.c_int32.in_dll(lib, "omnistage_omp_threads") if record.get("omp") else None
-        if self._omp is not None:
+        self._threads = ctypes.c_int32.in_dll(lib, "omnistage_threads") if record.get("threads") else None
+        if self._threads is not None:
             self._tier = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S)
 
     def __call__(self, *args):
         tier = self._tier
         start = None
-        if self._omp is not None:
-            threads = tier.parallel and not _forked_child
-            if self._omp.value != threads:
-                self._omp.value = threads
+        if self._threads is not None:
+            threads = tier.parallel
+            if self._threads.value != threads:
+                self._threads.value = threads
             start = tier.start()
             out = self._run(args)
             if start is not None:
@@ -598,20 +598,6 @@ class AotProgram:
         from .executable import vmath_lookup
 
         return emit_module(self.program, vmath_lookup())[0]
-
-
-# GNU OpenMP is not fork-safe: a child forked after its thread pool started hangs in its first
-# parallel region (multiprocessing's default start method on Linux). A native library's loops
-# stay on one thread in a forked child; without a thread team, OpenMP takes no lock there.
-_forked_child = False
-
-
-def _after_fork_in_child():
-    global _forked_child
-    _forked_child = True
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _data_reader():

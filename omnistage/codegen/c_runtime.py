@@ -9,16 +9,13 @@ allocation makes the entry return nonzero; `aot.AotProgram` then repeats the cal
 path, which raises MemoryError properly.
 
 Each helper computes what its namesake in support.py computes (the docstrings there say why
-each exists); the C here is the same operations in the same order.
+each exists); the C here is the same operations in the same order. The C library's declarations come from
+c_prelude, not its headers.
 """
+from . import c_prelude
 
-SOURCE = r"""
-#include <math.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+
+SOURCE = c_prelude.SOURCE + r"""
 
 #define OS_ALIGN 64
 #define OS_CHUNK ((size_t)16 << 10)
@@ -325,6 +322,8 @@ typedef void (*os_gemm_t)(const char *, const char *, const int *, const int *, 
 #define OS_MIN_BLOCK 64
 #define OS_CALL_WORDS 11
 typedef void (*os_pool_t)(void *, int64_t, const int64_t *, const void *, const void *);
+/* the pool's loop runner (gemm_pool.omnistage_pool_for, the table's slot 5): fn(ctx, lo, hi) over [0, n) */
+typedef void (*os_pool_for_t)(void (*)(void *, int64_t, int64_t), void *, int64_t);
 /* the tier's own float32 product (c_sgemm, registered when the module has one), and the width of
    its column panels: products at least half a panel wide use it, narrower ones BLAS */
 static os_gemm_t os_own_sgemm = NULL;

@@ -14,12 +14,11 @@ library's in every process and every call (no background compile ever replaces i
 it cannot translate, or a machine without a C compiler, keeps the Numba path, unchanged.
 
 Threads: the loops the Numba build would split over threads (`parallel.parallelize`'s rule and
-rewrite: loop nests of 2^18 statements and more whose iterations share nothing) become OpenMP
-loops (`-fopenmp`) in the entry, and chunks run on the GEMM pool's threads in control-flow
-bodies (c_translate.pool_loop: a training loop's update, between the products whose blocks the
-pool runs); a switch in the library puts them on threads per call, as the program's
+rewrite: loop nests of 2^18 statements and more whose iterations share nothing) are outlined
+and run in ranges on the GEMM pool's threads (c_translate.parallel_loop), the threads that run
+the products' blocks; a switch in the library puts them on threads per call, as the program's
 parallel.BuildChoice decides: the library is the serial and the parallel build at once, with the
-same bits (aot.AotProgram; a forked child keeps them on one thread: libgomp is not fork-safe).
+same bits (aot.AotProgram).
 Products run their blocks on the GEMM pool, float32 ones with the tier's own kernel (c_sgemm,
 an object compiled once per machine and linked in). eig, cholesky, eigh and svd call SciPy's
 LAPACK (c_lapack, lapack_table); lu and triangular solves are loops (c_linalg), sorts too
@@ -37,6 +36,7 @@ deterministic for a given library, one rounding instead of two.
 made are its compiled code, as Numba's cache is Numba's, and are loaded again; what it turns
 off is Numba's background builder and loading the libraries that builder made.
 """
+import ctypes
 import hashlib
 import os
 import subprocess
@@ -44,15 +44,16 @@ import sys
 import tempfile
 import warnings
 
-from . import aot, blas_table, c_sgemm, c_translate, c_vmath, compile_log, lapack_table, memory_check, narrow_floats, parallel
+from . import aot, blas_table, c_prelude, c_sgemm, c_translate, c_vmath, compile_log, lapack_table, memory_check, narrow_floats, parallel
 
 # no contraction: a*b+c rounds twice, as NumPy's and the interpreter's arithmetic do; -fwrapv:
 # integer arithmetic wraps as LLVM's does; no errno: sqrt is one instruction; -O2's default
 # cost model ("very cheap") leaves loops that need a runtime alias check scalar (selu 7x slower);
 # no trapping math: no value changes (only floating-point exception flags, which nothing reads),
 # and the log family's branches become selects, so their loops vectorize
+# a function without a declaration (c_prelude declares the C library's) is an error, not a guess
 FLAGS = ("-O2", "-fvect-cost-model=dynamic", "-march=native", "-ffp-contract=off", "-fno-math-errno",
-         "-fno-trapping-math", "-fwrapv", "-fno-strict-aliasing",
+         "-fno-trapping-math", "-fwrapv", "-fno-strict-aliasing", "-Werror=implicit-function-declaration",
          "-fPIC", "-shared")
 _declined = {}  # program key -> why this process found it untranslatable (OMNISTAGE_AOT_DEBUG prints it)
 
@@ -84,8 +85,7 @@ def compile_program(program):
 
         source, entry = emit_module(program, c_vmath.lookup, threads=None)
         compile_log.note_source(source)
-        # loops the Numba build would run on every core run on OpenMP's threads (a compiler
-        # without OpenMP fails the build: the Numba path then)
+        # loops the Numba build would run on every core run on the GEMM pool's threads
         threaded = _threaded(source) if parallel.likely_enabled() else None
         ins, outs = aot.signature(program)
         translation = c_translate.translate(threaded or source, entry, ins, outs, c_vmath.NAMES.values())
@@ -118,8 +118,8 @@ def compile_program(program):
         return _decline(key, program, f"{type(e).__name__}: {e}")
 
 
-def _build(program, key, cc, translated, uses_gemm, uses_lapack, omp, small=False, kernels=()):
-    flags = (("-O1",) + FLAGS[1:] if small else FLAGS) + (("-fopenmp",) if omp else ())
+def _build(program, key, cc, translated, uses_gemm, uses_lapack, threads, small=False, kernels=()):
+    flags = ("-O1",) + FLAGS[1:] if small else FLAGS
     objects = []
     if c_sgemm.STUB in translated:  # float32 products: the kernel's object, compiled once per machine
         kernel = c_sgemm.object_bytes(cc, FLAGS)
@@ -135,18 +135,45 @@ def _build(program, key, cc, translated, uses_gemm, uses_lapack, omp, small=Fals
         for name, data in objects:  # the checked bytes, copied where only this build reads them
             with open(os.path.join(work, name), "wb") as f:
                 f.write(data)
-        done = subprocess.run([*cc, *flags, "-o", lib, "program.c", *(name for name, _ in objects), "-lm"], cwd=work,
-                              capture_output=True, text=True)
+        command = [*cc, *flags, "-o", lib, "program.c", *(name for name, _ in objects)]
+        done = subprocess.run(command + list(_link_flags()), cwd=work, capture_output=True, text=True)
+        if done.returncode != 0 and _link_flags() != _USUAL_LINK:  # (a compiler without libgcc: the usual link from now on)
+            _link.append(_USUAL_LINK)
+            done = subprocess.run(command + list(_USUAL_LINK), cwd=work, capture_output=True, text=True)
         if done.returncode != 0:  # a translation the compiler rejects is our bug: Numba's path still works
             errors = [line for line in done.stderr.splitlines() if "error" in line]
             return _decline(key, program, f"the C compiler failed: {' | '.join(errors[:3])}", translated)
-        aot.publish(key, os.path.join(work, lib), lib, {"blas_table": uses_gemm, "lapack_table": uses_lapack, "pooled": uses_gemm,
-                                                        "omp": omp, "tier": "c",
+        # (parallel loops run on the GEMM pool, whose entries are in the BLAS table)
+        aot.publish(key, os.path.join(work, lib), lib, {"blas_table": uses_gemm or threads, "lapack_table": uses_lapack,
+                                                        "pooled": uses_gemm or threads, "threads": threads, "tier": "c",
                                                         **({"numba_kernels": kernels} if kernels else {})})
     loaded = aot.load(program, native_tier=True, key=key)
     if loaded is not None:
         loaded.cache_status = "compiled (cache miss) by the C compiler"
     return loaded
+
+
+_USUAL_LINK = ("-lm",)
+_link = []  # the link flags this process found usable
+
+
+def _link_flags():
+    """How a library is linked: against nothing but libgcc when this process's global symbol
+    scope (the Python executable's libc and libm, where a library's undefined references are
+    looked up first when it is loaded) has every C library function a module may call
+    (c_prelude.FUNCTIONS): the linker then reads neither libc.so nor libm.so, 14 -> 4 ms of
+    every compile. Elsewhere (not Linux, a process without libm in that scope) the usual -lm."""
+    if not _link:
+        flags = _USUAL_LINK
+        if sys.platform.startswith("linux"):
+            try:
+                scope = ctypes.CDLL(None)
+                if all(hasattr(scope, name) for name in c_prelude.FUNCTIONS):
+                    flags = ("-nostdlib", "-lgcc")
+            except OSError:
+                pass
+        _link.append(flags)
+    return _link[-1]
 
 
 def _entry_span(source, entry):
@@ -175,9 +202,9 @@ def _small(source, entry):
 
 def _threaded(source):
     """The module with the loops the Numba build would split over threads (parallel.parallelize's
-    rule and rewrite; it imports nothing) marked `numba.prange`, in every function: the entry's
-    run on OpenMP's threads, a control-flow body's (a training loop's optimizer update in a
-    fori_loop) on the GEMM pool's (c_translate.pool_loop). None when there are none."""
+    rule and rewrite; it imports nothing) marked `numba.prange`, in every function (a
+    control-flow body's too: a training loop's optimizer update in a fori_loop), for the GEMM
+    pool's threads (c_translate.parallel_loop). None when there are none."""
     lines = source.split("\n")
     out, changed, i = [], False, 0
     while i < len(lines):

@@ -82,11 +82,11 @@ class Module:
         self.decls = []  # C definitions, callees first
         self.uses_gemm = False
         self.sections = set()  # optional runtime parts prepended: "lapack" (c_lapack), "linalg" (c_linalg), "sgemm" (c_sgemm)
-        self.omp = False  # a loop runs on threads (OpenMP's, the pool's: `omnistage_omp_threads` switches them on)
+        self.threads = False  # a loop runs on the GEMM pool's threads (`omnistage_threads` switches them on)
         self.sorts = set()  # key dtypes whose c_sort function is in decls
         self.numba_kernels = []  # (kernel name, argument signature) called in their Numba build (numba_kernel_table)
         self.entry = None  # the entry function's name (translate)
-        self.pool_loops = 0  # parallel loops of control-flow bodies, outlined for the GEMM pool
+        self.pool_loops = 0  # parallel loops, outlined for the GEMM pool
         for node in self.tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
@@ -190,9 +190,9 @@ def translate(source, entry, in_types, out_types, vmath_names):
     if module.numba_kernels:
         optional.append(f"/* the native entries of the Numba kernels it calls, set when it is loaded (numba_kernel_table) */\n"
                         f"int64_t omnistage_numba_kernels[{len(module.numba_kernels)}];")
-    if module.omp:
-        optional.append("/* set by the process (aot.AotProgram): 1 runs the parallel loops on OpenMP's threads */\n"
-                        "int32_t omnistage_omp_threads = 0;")
+    if module.threads:
+        optional.append("/* set by the process (aot.AotProgram): 1 runs the parallel loops on the GEMM pool's threads */\n"
+                        "int32_t omnistage_threads = 0;")
     parts = [c_runtime.SOURCE, c_complex.SOURCE, *optional, c_vmath.SOURCE, *module.decls, "\n".join(lines)]
     return Translation(("\n\n".join(parts) + "\n", module.uses_gemm, "lapack" in module.sections), module.numba_kernels)
 
@@ -558,12 +558,19 @@ class FunctionTranslator:
 
     def parallel_loop(self, node, depth):
         """`for i in numba.prange(n)` (parallel.parallelize: iterations share nothing, no local
-        lives on after the loop) as an OpenMP loop, static schedule, in a parallel region that
-        runs on one thread unless the process sets `omnistage_omp_threads` (aot.AotProgram,
-        by parallel.BuildChoice: the same bits either way). Each thread allocates from an arena
-        of its own (a local `A` shadowing the call's); every C variable the body uses is
-        firstprivate; a failure sets a flag and skips the rest of its iteration (no jump out
-        of the region), and the function fails after it."""
+        lives on after the loop) on the GEMM pool's threads: the body outlined into a function
+        of a range of iterations, every C variable it uses copied in through a structure (each
+        thread its own copy), each range allocating from an arena of its own; the pool splits
+        [0, n) among its threads and the calling one (gemm_pool.omnistage_pool_for). Iterations
+        share nothing, so the bits do not depend on who runs which. Serial (one call over the
+        whole range) while `omnistage_threads` is off (aot.AotProgram, by parallel.BuildChoice)
+        or the pool is not loaded. A failure sets a flag and skips the rest of its iteration
+        (no jump leaves the outlined function), and the function fails after the loop.
+
+        Why the pool and not OpenMP: OpenMP's threads took turns on the cores with the pool's
+        (which runs the products' blocks), each spinning after its work while the other waited
+        (mnist_vae's epoch 1.9x slower); and `-fopenmp` cost every threaded program ~10 ms more
+        of its compile."""
         if self.scopes or depth != 1 or len(node.iter.args) != 1 or node.iter.keywords:
             raise Unsupported("nested or irregular parallel loop")
         var = self.c(node.target.id)
@@ -579,41 +586,7 @@ class FunctionTranslator:
         at = next((k for k, line in enumerate(body) if line.lstrip().startswith(header)), None)
         if at is None or body[-1].strip() != "}" or any("os_alloc" in line for line in body[:at]):
             raise Unsupported("a parallel loop with values carried between iterations")
-        if self.node.name != self.m.entry:
-            self.pool_loop(var, hi, failed, skip, header, body, at, depth)
-            return
-        used = self._used_in(body, (failed, var))
-        body = _skipping_failures(body, f"&{failed}", skip, depth)
-        body.insert(at, "#pragma omp for schedule(static)")
-        self.m.omp = True
-        pad = "    " * depth
-        clause = f" firstprivate({', '.join(used)})" if used else ""
-        self.lines += [f"#pragma omp parallel if(omnistage_omp_threads){clause}",
-                       pad + "{",
-                       pad + "    os_arena os_thread_arena = os_arena_open();",
-                       pad + "    os_arena *A = &os_thread_arena;",
-                       *body,
-                       pad + "    os_release(&os_thread_arena);",
-                       pad + "}"]
-        self.emit(f"if ({failed}) goto os_fail;", depth)
-
-    def _used_in(self, lines, exclude):
-        """The C variables (sorted) that `lines` use, other than `exclude`: what each thread of a
-        parallel loop gets its own copy of."""
-        text = "\n".join(lines)
-        return sorted(c for c, t in self.types.items()
-                      if not isinstance(t, Tup) and c not in exclude and re.search(rf"\b{re.escape(c)}\b", text))
-
-    def pool_loop(self, var, hi, failed, skip, header, body, at, depth):
-        """A parallel loop of a control-flow body (a training loop's optimizer update in a
-        fori_loop) on the GEMM pool's threads: the body outlined into a function of one chunk
-        of iterations (8 chunks; iterations share nothing, so the bits do not depend on who
-        runs which), every C variable it uses copied in through a structure, as OpenMP's
-        firstprivate does. OpenMP's own threads would take turns on the cores with the pool's,
-        each spinning after its work while the other waits (mnist_vae's epoch 1.9x slower);
-        the pool's workers run the products' blocks and these chunks alike. Serial while
-        `omnistage_omp_threads` is off (parallel.BuildChoice) or the pool is not loaded."""
-        self.m.omp = True
+        self.m.threads = True
         k = self.m.pool_loops = self.m.pool_loops + 1
         fn, struct = f"os_pfor_{k}", f"os_pctx_{k}"
         used = self._used_in(body, (failed, var, hi))
@@ -624,27 +597,29 @@ class FunctionTranslator:
         lines = _skipping_failures(body, "os_c->os_failed", skip, depth)
         lines[at] = lines[at].replace(header, f"for ({var} = os_lo; {var} < os_hi; {var}++)")
         self.m.decls.append("\n".join([
-            f"struct {struct} {{ {''.join(decl(c) + '; ' for c in used)}int32_t *os_failed; int64_t os_hi, os_step; }};",
-            f"static void {fn}(void *os_cv, int64_t os_chunk) {{",
+            f"struct {struct} {{ {''.join(decl(c) + '; ' for c in used)}int32_t *os_failed; }};",
+            f"static void {fn}(void *os_cv, int64_t os_lo, int64_t os_hi) {{",
             f"    struct {struct} *os_c = (struct {struct} *)os_cv;",
             *(f"    {decl(c)} = os_c->{c};" for c in used),
             f"    int64_t {var};",
-            "    int64_t os_lo = os_chunk * os_c->os_step;",
-            "    int64_t os_hi = os_lo + os_c->os_step < os_c->os_hi ? os_lo + os_c->os_step : os_c->os_hi;",
             "    os_arena os_thread_arena = os_arena_open();",
             "    os_arena *A = &os_thread_arena;",
             *lines,
             "    os_release(&os_thread_arena);",
             "}"]))
-        chunks = self.fresh("_chunks")
-        self.declare(chunks, Scalar("int64"))
         fields = "".join(f"{c}, " for c in used)
-        self.emit(f"{{ struct {struct} os_c = {{{fields}&{failed}, {hi}, {hi} > 8 ? ({hi} + 7) / 8 : 1}};", depth)
-        self.emit(f"  {chunks} = {hi} > 0 ? ({hi} + os_c.os_step - 1) / os_c.os_step : 0;", depth)
-        self.emit(f"  if (omnistage_omp_threads && omnistage_blas_gemm[5] != 0 && {chunks} > 1)", depth)
-        self.emit(f"    ((void (*)(void (*)(void *, int64_t), void *, int64_t))(intptr_t)omnistage_blas_gemm[5])({fn}, &os_c, {chunks});", depth)
-        self.emit(f"  else for (int64_t os_k = 0; os_k < {chunks}; os_k++) {fn}(&os_c, os_k); }}", depth)
+        self.emit(f"{{ struct {struct} os_c = {{{fields}&{failed}}};", depth)
+        self.emit(f"  if (omnistage_threads && omnistage_blas_gemm[5] != 0 && {hi} > 1)", depth)
+        self.emit(f"    ((os_pool_for_t)(intptr_t)omnistage_blas_gemm[5])({fn}, &os_c, {hi});", depth)
+        self.emit(f"  else {fn}(&os_c, 0, {hi}); }}", depth)
         self.emit(f"if ({failed}) goto os_fail;", depth)
+
+    def _used_in(self, lines, exclude):
+        """The C variables (sorted) that `lines` use, other than `exclude`: what each thread of a
+        parallel loop gets its own copy of."""
+        text = "\n".join(lines)
+        return sorted(c for c, t in self.types.items()
+                      if not isinstance(t, Tup) and c not in exclude and re.search(rf"\b{re.escape(c)}\b", text))
 
     def lane_reduction(self, node, reductions, var, lo, hi, depth):
         """A reduction loop (`acc = _rt.radd(acc, x)`, whose step may be reassociated:

@@ -10,8 +10,8 @@ the barrier (Numba's omp layer beside a running builder: 40 ms a call against 9 
 mnist_classifier's update). The blocks and their calls are fixed by the product's shape alone
 (`kernels.gemm_blocks`), so the bits never depend on how many threads ran, or which. The same
 workers run the chunks of native libraries' parallel loops in control-flow bodies
-(`omnistage_pool_for`, c_translate.pool_loop), between those products: a second pool of threads
-there (OpenMP's) took turns on the cores with this one.
+(`omnistage_pool_for`, c_translate.parallel_loop), between those products: a second pool of
+threads (OpenMP's) took turns on the cores with this one.
 Beside a running library builder the pool still loses (mnist_vae's epoch of 32-row products
 675-750 ms against 550 serial), so programs run their products alone while this process's
 builder works (executable, aot), as they do Numba's threads.
@@ -58,8 +58,9 @@ typedef struct job {
     gemm_fn gemm;  /* a product's blocks: BLAS calls */
     const int64_t *calls;
     const void *alpha, *beta;
-    void (*fn)(void *, int64_t);  /* a loop's chunks (omnistage_pool_for) */
+    void (*fn)(void *, int64_t, int64_t);  /* a loop's ranges of iterations (omnistage_pool_for) */
     void *ctx;
+    int64_t n;  /* the loop's iterations, cut into `count` ranges */
     int64_t count, next, done;
 } job_t;
 
@@ -71,7 +72,7 @@ static uint64_t generation = 0;
 static int workers = 0;
 static __thread int alone = 0;
 
-static void run_chunk(const job_t *j, int64_t i) { j->fn(j->ctx, i); }
+static void run_range(const job_t *j, int64_t i) { j->fn(j->ctx, j->n * i / j->count, j->n * (i + 1) / j->count); }
 
 static void run(const job_t *j, int64_t i) {
     const int64_t *c = j->calls + CALL_WORDS * i;
@@ -154,14 +155,23 @@ static void dispatch(job_t *jj) {
 
 /* The calls, each a BLAS gemm with the given alpha and beta, on the pool and this thread. */
 void omnistage_gemm_calls(void *gemm, int64_t count, const int64_t *calls, const void *alpha, const void *beta) {
-    job_t j = {run, (gemm_fn)gemm, calls, alpha, beta, NULL, NULL, count, 0, 0};
+    job_t j = {run, (gemm_fn)gemm, calls, alpha, beta, NULL, NULL, 0, count, 0, 0};
     dispatch(&j);
 }
 
-/* fn(ctx, i) for i in [0, count) on the pool and this thread: the chunks of a loop whose
-   iterations share nothing (a native library's parallel loops in control-flow bodies). */
-void omnistage_pool_for(void (*fn)(void *, int64_t), void *ctx, int64_t count) {
-    job_t j = {run_chunk, NULL, NULL, NULL, NULL, fn, ctx, count, 0, 0};
+/* fn(ctx, lo, hi) over ranges covering [0, n) on the pool and this thread: a loop whose
+   iterations share nothing (a native library's parallel loops, c_translate.parallel_loop),
+   RANGES_PER_THREAD ranges a thread so a preempted one holds up little; one call of the whole
+   range when the pool cannot help. */
+#define RANGES_PER_THREAD 4
+void omnistage_pool_for(void (*fn)(void *, int64_t, int64_t), void *ctx, int64_t n) {
+    int64_t ranges = (int64_t)(__atomic_load_n(&workers, __ATOMIC_RELAXED) + 1) * RANGES_PER_THREAD;
+    if (ranges > n) ranges = n;
+    if (ranges < 2 || alone) {
+        if (n > 0) fn(ctx, 0, n);
+        return;
+    }
+    job_t j = {run_range, NULL, NULL, NULL, NULL, fn, ctx, n, ranges, 0, 0};
     dispatch(&j);
 }
 

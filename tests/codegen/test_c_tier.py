@@ -543,27 +543,20 @@ def test_a_vmapped_gradient_through_eig_runs_in_c():
     _check(lambda ws: ws - 0.1 * fw.vmap(fw.grad(radius))(ws), ws, rtol=1e-4, atol=1e-5)
 
 
-def _have_openmp():
-    """Whether this machine's C compiler builds OpenMP (a clang without libomp does not: the
-    threaded programs then keep the Numba path)."""
-    from omnistage.codegen import aot
+def _pool_ready():
+    from omnistage.codegen import gemm_pool
 
-    with __import__("tempfile").TemporaryDirectory() as work:
-        with open(os.path.join(work, "t.c"), "w") as f:
-            f.write("int f(int n) { int s = 0;\n#pragma omp parallel for reduction(+:s)\n"
-                    "for (int i = 0; i < n; i++) s += i;\nreturn s; }\n")
-        done = subprocess.run([*aot.compiler(), "-fopenmp", "-fPIC", "-shared", "-o", "t.so", "t.c"], cwd=work,
-                              capture_output=True)
-    return done.returncode == 0
+    gemm_pool.start()
+    deadline = time.monotonic() + 60
+    while not gemm_pool.ready() and gemm_pool._workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
-def test_loops_numba_would_thread_run_on_openmp_with_the_same_bits_either_way(monkeypatch):
+def test_loops_numba_would_thread_run_on_the_pool_with_the_same_bits_either_way(monkeypatch):
     from omnistage.codegen import parallel
 
     if not parallel.likely_enabled():
         pytest.skip("parallel loops are off here (one CPU, OMNISTAGE_PARALLEL=0 or no threading layer)")
-    if not _have_openmp():
-        pytest.skip("the C compiler has no OpenMP here")
 
     def softmax_rows(x):  # row reductions inside the loop over rows
         e = xnp.exp(x - xnp.max(x, axis=1, keepdims=True))
@@ -571,15 +564,19 @@ def test_loops_numba_would_thread_run_on_openmp_with_the_same_bits_either_way(mo
 
     x = np.random.default_rng(0).standard_normal((1024, 512)).astype(np.float32)  # (a sum that cancels fails rtol)
     native = _check(softmax_rows, x, rtol=1e-5, atol=1e-6)
-    assert native.record["omp"] and "#pragma omp" not in native.as_text()
-    from omnistage.codegen import c_vmath
+    assert native.record["threads"] and "numba.prange" not in native.as_text()
+    from omnistage.codegen import aot, c_vmath
     from omnistage.codegen.emit_cpu import emit_module
 
     source, entry = emit_module(native.program, c_vmath.lookup, threads=None)
     assert "np.empty(" in c_tier._threaded(source)  # a row buffer: allocated per row, from each thread's arena
+    ins, outs = aot.signature(native.program)
+    c, _, _ = c_translate.translate(c_tier._threaded(source), entry, ins, outs, c_vmath.NAMES.values())
+    assert "static void os_pfor_1(" in c and "#pragma omp" not in c
+    _pool_ready()
     runs = {}
     for threads in (0, 1, 0):
-        native._omp.value = threads
+        native._threads.value = threads
         runs.setdefault(threads, []).append([o.tobytes() for o in native._run((x,))])
     assert runs[0][0] == runs[1][0] == runs[0][1]
 
@@ -607,22 +604,19 @@ def test_parallel_loops_of_control_flow_bodies_run_on_the_gemm_pool_with_the_sam
     ins, outs = [((600, 512), "float32")] * 2 + [((600, 600), "float32")], [((600, 512), "float32")] * 2
     c, _, _ = c_translate.translate(c_tier._threaded(source), entry, ins, outs, c_vmath.NAMES.values())
     assert "static void os_pfor_1(" in c and "#pragma omp" not in c
-    gemm_pool.start()
-    deadline = time.monotonic() + 60
-    while not gemm_pool.ready() and gemm_pool._workers() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _pool_ready()
     runs = []
     for threads in (0, 1, 1, 0):
-        native._omp.value = threads
+        native._threads.value = threads
         runs.append([o.tobytes() for o in native._run((w, m, x))])
     with gemm_pool.one_thread():
-        native._omp.value = 1
+        native._threads.value = 1
         runs.append([o.tobytes() for o in native._run((w, m, x))])
     assert all(r == runs[0] for r in runs)
 
 
-def test_a_forked_child_runs_openmp_loops_on_one_thread_instead_of_hanging(tmp_path):
-    # libgomp hangs a child forked after its pool started (multiprocessing's fork on Linux)
+def test_a_forked_child_runs_parallel_loops_without_the_parents_workers(tmp_path):
+    # a child forked after the pool started has none of its threads (multiprocessing's fork on Linux)
     code = textwrap.dedent("""
         import os, sys, numpy as np, omnistage as fw, omnistage.numpy as xnp
         from omnistage.codegen import parallel
@@ -631,8 +625,8 @@ def test_a_forked_child_runs_openmp_loops_on_one_thread_instead_of_hanging(tmp_p
         f = fw.jit(lambda x: 1.05 * xnp.where(x > 0, x, 1.67 * xnp.exp(x) - 1.67))
         x = np.random.default_rng(0).standard_normal(1 << 20).astype(np.float32)
         ex = f.lower(x).compile().executable
-        assert ex.record["omp"], ex.record
-        ex._tier._enter("parallel")  # threads on now: libgomp's pool starts
+        assert ex.record["threads"], ex.record
+        ex._tier._enter("parallel")  # threads on now
         want = np.asarray(f(x))
         pid = os.fork()
         if pid == 0:
@@ -641,8 +635,6 @@ def test_a_forked_child_runs_openmp_loops_on_one_thread_instead_of_hanging(tmp_p
         _, status = os.waitpid(pid, 0)
         print("child", os.waitstatus_to_exitcode(status))
     """)
-    if not _have_openmp():
-        pytest.skip("the C compiler has no OpenMP here")
     env = {**os.environ, "OMNISTAGE_CACHE_DIR": str(tmp_path / "c"), "OMNISTAGE_C_TIER": "1"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
