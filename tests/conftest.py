@@ -18,6 +18,9 @@ atexit.register(shutil.rmtree, _SUITE_CACHE, ignore_errors=True)
 # No background builds of native libraries for every program the suite compiles
 # (tests/codegen/test_aot.py turns them on for its own subprocesses).
 os.environ.setdefault("OMNISTAGE_AOT", "0")
+# The native tier's programs are compiled optimized at once, as a program runs at steady state
+# (tests/codegen/test_c_background.py tests the quick build and its background switch).
+os.environ.setdefault("OMNISTAGE_C_BACKGROUND", "0")
 
 import omnistage
 

@@ -19,6 +19,7 @@ else:
     from omnistage import grad, jit, random, vmap
     from omnistage.example_libraries import optimizers
 
+import itertools
 import numpy as np
 
 EXAMPLE = "advi"
@@ -94,7 +95,7 @@ def main():
         gradient = grad(objective)(params, i)
         return opt_update(i, gradient, opt_state)
 
-    steps = iter(range(1000))
+    steps = itertools.count()  # (the original runs 1000 steps; warm-up calls take more)
     opt_state = common.time_program(
         EXAMPLE, "update (grad of a 40-sample ELBO)",
         lambda state: update(next(steps), state or opt_init(init_params)), common.repeats(99))

@@ -113,19 +113,34 @@ def block(tree):
     return tree
 
 
+# Calls between the first and the timed steady ones, for this long: a warm-up, as benchmarks of
+# a JIT have. omnistage answers its first calls with a quick build while the optimized one
+# compiles in the background (codegen/c_background.py), which arrives within it; JAX's calls
+# are steady from the second. Both backends get the same warm-up, reported as `warmup_s`.
+WARMUP_S = 2.0
+WARMUP_CALLS = 50000
+
+
 def time_program(example, program, call, n_steady):
-    """Time `call()` once (the first call: tracing and compiling included) and `n_steady` more
-    times; print the record and return the last result. `call` gets the previous result (None
-    at first), so a training step can feed its state forward."""
-    result, times, cpu = None, [], []
-    for _ in range(1 + n_steady):
+    """Time `call()` once (the first call: tracing and compiling included), call it for
+    WARMUP_S seconds more, then time `n_steady` more calls; print the record and return the
+    last result. `call` gets the previous result (None at first), so a training step can feed
+    its state forward."""
+    result, times, cpu, warmup = None, [], [], []
+    for k in range(1 + n_steady):
         start, start_cpu = time.perf_counter(), time.process_time()
         result = block(call(result))
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
+        if k == 0 and n_steady:
+            until = time.perf_counter() + (0.0 if SIZE == "tiny" else WARMUP_S)
+            while time.perf_counter() < until and len(warmup) < WARMUP_CALLS:
+                start = time.perf_counter()
+                result = block(call(result))
+                warmup.append(time.perf_counter() - start)
     record = {
         "example": example, "program": program, "backend": BACKEND, "size": SIZE,
-        "first_s": times[0], "steady_s": times[1:],
+        "first_s": times[0], "steady_s": times[1:], "warmup_s": warmup,
         "median_s": statistics.median(times[1:]) if n_steady else None,
         # the process's CPU time over its wall time in the steady calls: how many cores the
         # backend kept busy (JAX's CPU runtime uses more than one under --threads 1)

@@ -19,6 +19,7 @@ else:
     from omnistage import grad, jit, vmap
     from omnistage.example_libraries import optimizers
 
+import itertools
 import numpy.random as npr
 
 EXAMPLE = "kernel_lsq"
@@ -46,7 +47,7 @@ def train(kernel, xs, ys, regularization=0.01, num_steps=10000):
         x = get_params(opt_state)
         return opt_update(i, grad(objective)(x), opt_state)
 
-    steps = iter(range(num_steps))
+    steps = itertools.count()  # (the warm-up calls take steps too)
     opt_state = common.time_program(
         EXAMPLE, "update (one step of the fit)",
         lambda state: update(next(steps), state or opt_init(jnp.zeros(n))), num_steps - 1)

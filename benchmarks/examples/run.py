@@ -2,11 +2,16 @@
 
     python -m benchmarks.examples [--examples mnist_vae,advi] [--size full|small|tiny]
                                   [--backends jax,omnistage] [--threads 1|default]
-                                  [--timeout S] [--warm-cache] [--json FILE]
+                                  [--timeout S] [--warm-cache | --warm-machine] [--json FILE]
 
 For each timed program of each example it prints the first call (tracing and compiling
-included: omnistage starts from empty cache directories unless --warm-cache), the steady time
-per call (the median of the calls after the first, and the slowest of them), and the ratio
+included: omnistage starts from empty cache directories unless --warm-cache; with
+--warm-machine, from cache directories that hold what omnistage compiles once per machine (its
+GEMM pool, its float32 kernel, Numba's builds of its runtime kernels), filled by an untimed run
+of the example, but no program: the first call of a program on a machine that has run
+omnistage before, issue 17's measure, as compile_time.py's), the steady time
+per call (the median of the calls after the first and a warm-up of common.WARMUP_S seconds of
+calls, and the slowest of them; omnistage's optimized builds arrive in the warm-up), and the ratio
 omnistage / JAX of the steady medians (< 1: omnistage is faster), and the cores each backend
 kept busy in its steady calls (process CPU time over wall time: XLA's CPU runtime runs its
 matmuls on more than one core even under --threads 1, whose flags it does not apply to them).
@@ -21,6 +26,7 @@ by statement. The contractions in isolation: `python -m benchmarks.examples.gemm
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,14 +40,29 @@ BACKENDS = ("jax", "omnistage")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+# what a cache directory holds of the programs themselves (generated modules, libraries, their
+# records and locks, Numba's cache of generated modules); the rest is compiled once per machine
+_PROGRAM_FILES = ("omnistage_gen_*", "omnistage_aot_*", "omnistage_c_*")
+
+
 def run_example(example, backend, args, cache_dir):
     """(records, notes, problem) of one example on one backend, in a fresh process."""
     env = dict(os.environ)
-    if not args.warm_cache:
-        env["OMNISTAGE_CACHE_DIR"] = os.path.join(cache_dir, f"{example}-{backend}", "omnistage")
-        env["NUMBA_CACHE_DIR"] = os.path.join(cache_dir, f"{example}-{backend}", "numba")
     cmd = [args.python, "-m", f"benchmarks.examples.{example}", "--backend", backend,
            "--size", args.size, "--threads", args.threads]
+    if not args.warm_cache:
+        run_dir = os.path.join(cache_dir, f"{example}-{backend}")
+        if args.warm_machine:  # an untimed run fills the directories; its programs are dropped
+            warm = dict(env, OMNISTAGE_CACHE_DIR=os.path.join(run_dir + "-warmup", "omnistage"),
+                        NUMBA_CACHE_DIR=os.path.join(run_dir + "-warmup", "numba"))
+            subprocess.run(cmd + ["--repeats", "1"], cwd=ROOT, env=warm, capture_output=True, timeout=args.timeout)
+            _settle(warm["OMNISTAGE_CACHE_DIR"])
+            for kind in ("omnistage", "numba"):
+                if os.path.isdir(os.path.join(run_dir + "-warmup", kind)):
+                    shutil.copytree(os.path.join(run_dir + "-warmup", kind), os.path.join(run_dir, kind),
+                                    ignore=shutil.ignore_patterns(*_PROGRAM_FILES))
+        env["OMNISTAGE_CACHE_DIR"] = os.path.join(run_dir, "omnistage")
+        env["NUMBA_CACHE_DIR"] = os.path.join(run_dir, "numba")
     if args.repeats:
         cmd += ["--repeats", str(args.repeats)]
     start = time.perf_counter()
@@ -64,6 +85,26 @@ def run_example(example, backend, args, cache_dir):
     print(f"  {example} on {backend}: {time.perf_counter() - start:.0f} s{'; ' + problem if problem else ''}",
           file=sys.stderr, flush=True)
     return records, notes, problem
+
+
+def _settle(cache_dir, timeout=120.0):
+    """Wait until no omnistage helper of the warm-up run holds a build lock in `cache_dir` (a
+    helper finishing an optimized build there must not write into what the timed run copies)."""
+    import fcntl
+    import glob
+
+    deadline = time.monotonic() + timeout
+    for path in glob.glob(os.path.join(cache_dir, "**", "*.lock"), recursive=True):
+        try:
+            with open(path) as f:
+                while time.monotonic() < deadline:
+                    try:
+                        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except OSError:
+                        time.sleep(0.05)
+        except OSError:
+            continue
 
 
 def _last_line(text):
@@ -129,6 +170,8 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per example and backend")
     parser.add_argument("--warm-cache", action="store_true", help="use the usual cache directories")
+    parser.add_argument("--warm-machine", action="store_true",
+                        help="start from cache directories holding what omnistage compiles once per machine, no program")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--json", help="also write every record to this file")
     args = parser.parse_args(argv)
@@ -144,7 +187,8 @@ def main(argv=None):
                 results[(example, backend)] = run_example(example, backend, args, cache_dir)
     sys.stderr.flush()
     print(f"\nJAX's example programs, --size {args.size}, --threads {args.threads} "
-          f"({'warm' if args.warm_cache else 'empty'} omnistage cache), times per call:\n")
+          f"({'warm' if args.warm_cache else 'machine-warm (no program)' if args.warm_machine else 'empty'} "
+          f"omnistage cache), times per call:\n")
     print_table(*table(results, backends))
     remarks = [f"- {ex} on {b}: {text}" for (ex, b), (_, notes, problem) in results.items()
                for text in notes + ([problem] if problem else [])]

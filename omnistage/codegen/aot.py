@@ -465,6 +465,12 @@ def load(program, native_tier=False, key=None):
         return None
 
 
+def published(key):
+    """Whether a library is published under `key` with its bytes intact."""
+    record = _read_record(key)
+    return record is not None and "library" in record and _record_valid(record)
+
+
 def known_unsupported(program, key=None):
     """Whether a builder already found that `program` cannot become a library."""
     try:
@@ -516,6 +522,24 @@ class AotProgram:
         self._threads = ctypes.c_int32.in_dll(lib, "omnistage_threads") if record.get("threads") else None
         if self._threads is not None:
             self._tier = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S)
+        # a native-tier quick build whose optimized build a helper compiles (c_background): its
+        # products and loops run alone meanwhile, leaving the helper a core
+        self.optimizing = False
+        self._replaced = []  # libraries this one replaced (a call may still be running in one)
+
+    def adopt_optimized(self, key):
+        """Run the optimized build published under `key` from the next call on (c_background:
+        the same bits as the quick build this runs now)."""
+        other = load(self.program, native_tier=True, key=key)
+        if other is not None and (other._threads is None) == (self._threads is None):
+            self._replaced.append(self._lib)
+            self._lib, self.record, self._pooled = other._lib, other.record, other._pooled
+            self._threads = other._threads
+            if self._threads is not None:  # the quick build's calls ran alone: a fresh choice
+                self._tier = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S)
+            self._fn = other._fn
+            self.cache_status = "compiled by the C compiler (-O1 first; now the optimized build)"
+        self.optimizing = False
 
     def __call__(self, *args):
         tier = self._tier
@@ -524,7 +548,7 @@ class AotProgram:
             threads = tier.parallel
             if self._threads.value != threads:
                 self._threads.value = threads
-            start = tier.start()
+            start = None if self.optimizing else tier.start()  # (calls run alone meanwhile: not timed)
             out = self._run(args)
             if start is not None:
                 tier.record(threads, time.perf_counter() - start)
@@ -551,7 +575,7 @@ class AotProgram:
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
         slots = self._slots(*[_data(a) for a in ins], *self._const_addresses, *[_data(a) for a in outs])
         try:
-            if self._pooled and building():
+            if self._pooled and (self.optimizing or building()):
                 # beside a builder the GEMM pool loses (mnist_vae's epoch 750 vs 550 ms serial)
                 with gemm_pool.one_thread():
                     status = self._fn(slots)
@@ -792,7 +816,7 @@ def main(requests):
 
     from . import kernel_calls, numba_locator
 
-    _yield_the_cpus()
+    yield_the_cpus()
 
     saved_cache_dir = os.environ.get("NUMBA_CACHE_DIR")
     with tempfile.TemporaryDirectory(prefix="omnistage-aot-") as work:
@@ -814,7 +838,7 @@ def main(requests):
     return 0
 
 
-def _yield_the_cpus():
+def yield_the_cpus():
     """Run the builder only on CPU time nobody else wants (Linux's SCHED_IDLE; elsewhere the
     lowest nice level). It starts after a program's first call, while the program runs on: at
     normal priority, on a 2-core machine, it took a core from the program's threads, and

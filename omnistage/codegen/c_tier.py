@@ -39,12 +39,13 @@ off is Numba's background builder and loading the libraries that builder made.
 import ctypes
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import warnings
 
-from . import aot, blas_table, c_prelude, c_sgemm, c_translate, c_vmath, compile_log, lapack_table, memory_check, narrow_floats, parallel
+from . import aot, blas_table, c_background, c_prelude, c_sgemm, c_translate, c_vmath, compile_log, lapack_table, memory_check, narrow_floats, parallel
 
 # no contraction: a*b+c rounds twice, as NumPy's and the interpreter's arithmetic do; -fwrapv:
 # integer arithmetic wraps as LLVM's does; no errno: sqrt is one instruction; -O2's default
@@ -80,6 +81,9 @@ def compile_program(program):
         cached = aot.load(program, native_tier=True, key=key)
         if cached is not None:
             return cached
+    quick = _load_quick(program, key)
+    if quick is not None:
+        return quick
     try:
         from .emit_cpu import Unsupported as NoLowering, emit_module
 
@@ -111,15 +115,89 @@ def compile_program(program):
         except LookupError as e:
             return _decline(key, program, str(e))
     memory_check.check_source(source, program.name)  # an array bigger than the machine: say where
+    threads = threaded is not None
+    # (parallel loops run on the GEMM pool, whose entries are in the BLAS table)
+    fields = {"blas_table": uses_gemm or threads, "lapack_table": uses_lapack, "pooled": uses_gemm or threads,
+              "threads": threads, "tier": "c", **({"numba_kernels": kernels} if kernels else {})}
     try:
-        return _build(program, key, cc, translated, uses_gemm, uses_lapack, threaded is not None, _small(source, entry),
-                      kernels)
+        if _small(source, entry) or not c_background.enabled():
+            return _build(program, key, cc, translated, QUICK if _small(source, entry) else FLAGS, fields)
+        # the quick build answers now; the optimized one follows (c_background: the same bits).
+        # (Compiled side by side, the two took a first call 50-100 ms longer here: two vCPUs
+        # that share a core.)
+        built = _build(program, quick_key(key), cc, translated, QUICK, {**fields, "optimize": translated})
+        if built is not None and c_background.request(key, translated, fields):
+            built.optimizing = c_background.attach(key, built)
+        return built
     except OSError as e:  # an unusable cache directory, a full disk: the Numba path says so once and compiles in memory
         return _decline(key, program, f"{type(e).__name__}: {e}")
 
 
-def _build(program, key, cc, translated, uses_gemm, uses_lapack, threads, small=False, kernels=()):
-    flags = ("-O1",) + FLAGS[1:] if small else FLAGS
+def quick_key(key):
+    """The key a program's quick build is published under, until its optimized build is."""
+    return key + "-quick"
+
+
+def _load_quick(program, key):
+    """The program's quick build from the cache (a process that ran it exited before its
+    optimized build was published), asking for the optimized build again; or None."""
+    loaded = aot.load(program, native_tier=True, key=quick_key(key))
+    if loaded is not None and isinstance(loaded.record.get("optimize"), str) and c_background.enabled():
+        fields = {k: v for k, v in loaded.record.items() if k in _FIELDS}
+        if c_background.request(key, loaded.record["optimize"], fields):
+            loaded.optimizing = c_background.attach(key, loaded)
+    return loaded
+
+
+_FIELDS = ("blas_table", "lapack_table", "pooled", "threads", "tier", "numba_kernels")
+
+
+def _build(program, key, cc, translated, flags, fields):
+    """Compile `translated` with `flags`, publish the library under `key` with `fields` in its
+    record, and load it; None (declined) when the compiler fails."""
+    with tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
+        lib, errors = _compile(cc, flags, translated, work)
+        if lib is None:  # a translation the compiler rejects is our bug: Numba's path still works
+            return _decline(key, program, f"the C compiler failed: {' | '.join(errors[:3])}", translated)
+        aot.publish(key, os.path.join(work, lib), lib, fields)
+    loaded = aot.load(program, native_tier=True, key=key)
+    if loaded is not None:
+        loaded.cache_status = "compiled (cache miss) by the C compiler" + (" (-O1; the optimized build follows)" if "optimize" in fields else "")
+    return loaded
+
+
+def build_optimized(key, translated, fields):
+    """The optimized build of a program whose quick build runs (c_background's helper):
+    compiled with FLAGS and published under `key`; whether it was. Where GCC fused a
+    multiply-add pair in vectorized code regardless of -ffp-contract=off (its SLP
+    `vfmaddsub`/`vfmsubadd` pattern: the one way an optimization level changes a value here),
+    it is compiled without vectorization instead, so both builds give the same bits."""
+    cc = aot.compiler()
+    if cc is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
+        asm, _ = _compile(cc, FLAGS, translated, work, assembly=True)
+        if asm is None:
+            return False
+        with open(os.path.join(work, asm), encoding="utf-8", errors="replace") as f:
+            fused = _FUSED_PAIR.search(f.read())
+        if fused:
+            lib, _ = _compile(cc, FLAGS + ("-fno-tree-vectorize", "-fno-tree-slp-vectorize"), translated, work)
+        else:
+            lib, _ = _compile(cc, FLAGS, translated, work, assembled=asm)
+        if lib is None:
+            return False
+        aot.publish(key, os.path.join(work, lib), lib, fields)
+    return aot.published(key)
+
+
+_FUSED_PAIR = re.compile(r"\bvfm(addsub|subadd)")
+
+
+def _compile(cc, flags, translated, work, assembly=False, assembled=None):
+    """(the file name of the library compiled from `translated` in directory `work`, or None;
+    the compiler's error lines). `assembly`: its assembly text instead (nothing linked);
+    `assembled`: that text's file, linked instead of compiling `translated` again."""
     objects = []
     if c_sgemm.STUB in translated:  # float32 products: the kernel's object, compiled once per machine
         kernel = c_sgemm.object_bytes(cc, FLAGS)
@@ -127,30 +205,25 @@ def _build(program, key, cc, translated, uses_gemm, uses_lapack, threads, small=
             translated += c_sgemm.SOURCE
         else:
             objects.append(("sgemm.o", kernel))
-    with tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
-        digest = hashlib.sha256("\0".join([translated, *cc, *flags, *(hashlib.sha256(d).hexdigest() for _, d in objects)]).encode()).hexdigest()[:32]
-        lib = f"omnistage_c_{digest}.so"
-        with open(os.path.join(work, "program.c"), "w", encoding="utf-8") as f:
-            f.write(translated)
+    digest = hashlib.sha256("\0".join([translated, *cc, *flags, *(hashlib.sha256(d).hexdigest() for _, d in objects)]).encode()).hexdigest()[:32]
+    with open(os.path.join(work, "program.c"), "w", encoding="utf-8") as f:
+        f.write(translated)
+    if assembly:
+        out = "program.s"
+        done = subprocess.run([*cc, *flags, "-S", "-o", out, "program.c"], cwd=work, capture_output=True, text=True)
+    else:
+        out = f"omnistage_c_{digest}.so"
         for name, data in objects:  # the checked bytes, copied where only this build reads them
             with open(os.path.join(work, name), "wb") as f:
                 f.write(data)
-        command = [*cc, *flags, "-o", lib, "program.c", *(name for name, _ in objects)]
+        command = [*cc, *flags, "-o", out, assembled or "program.c", *(name for name, _ in objects)]
         done = subprocess.run(command + list(_link_flags()), cwd=work, capture_output=True, text=True)
         if done.returncode != 0 and _link_flags() != _USUAL_LINK:  # (a compiler without libgcc: the usual link from now on)
             _link.append(_USUAL_LINK)
             done = subprocess.run(command + list(_USUAL_LINK), cwd=work, capture_output=True, text=True)
-        if done.returncode != 0:  # a translation the compiler rejects is our bug: Numba's path still works
-            errors = [line for line in done.stderr.splitlines() if "error" in line]
-            return _decline(key, program, f"the C compiler failed: {' | '.join(errors[:3])}", translated)
-        # (parallel loops run on the GEMM pool, whose entries are in the BLAS table)
-        aot.publish(key, os.path.join(work, lib), lib, {"blas_table": uses_gemm or threads, "lapack_table": uses_lapack,
-                                                        "pooled": uses_gemm or threads, "threads": threads, "tier": "c",
-                                                        **({"numba_kernels": kernels} if kernels else {})})
-    loaded = aot.load(program, native_tier=True, key=key)
-    if loaded is not None:
-        loaded.cache_status = "compiled (cache miss) by the C compiler"
-    return loaded
+    if done.returncode != 0:
+        return None, [line for line in done.stderr.splitlines() if "error" in line]
+    return out, []
 
 
 _USUAL_LINK = ("-lm",)
@@ -184,6 +257,9 @@ def _entry_span(source, entry):
     end = next((i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].startswith(" ")), len(lines))
     return lines, start, end
 
+
+# a program's first build: answers sooner (c_background compiles the optimized one meanwhile)
+QUICK = ("-O1",) + FLAGS[1:]
 
 # A program whose whole run is at most this many statements (no helper functions, static loops)
 # is compiled with -O1: its call costs its dispatch, not its loops, and -O1 compiles in about

@@ -1,0 +1,97 @@
+"""The native tier's quick build and the optimized build that follows it (codegen/c_background.py):
+the first call runs a -O1 build, a helper process compiles and publishes the -O2 one, the
+program switches to it, and every build gives the same bits."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from omnistage.codegen import aot, c_tier
+
+pytestmark = pytest.mark.skipif(aot.compiler() is None or not c_tier.enabled(), reason="no C compiler")
+
+# a training step: products, vectorizable elementwise loops, reductions (not a "small" program)
+_PROGRAM = textwrap.dedent("""
+    import hashlib, sys, time
+    import numpy as np, omnistage as fw, omnistage.numpy as xnp
+    from omnistage.codegen import c_background
+
+    def loss(params, x, y):
+        (w1, b1), (w2, b2) = params
+        h = xnp.tanh(x @ w1 + b1)
+        z = h @ w2 + b2
+        z = z - z.max(1, keepdims=True)
+        return -xnp.mean(xnp.sum((z - xnp.log(xnp.sum(xnp.exp(z), 1, keepdims=True))) * y, 1))
+
+    @fw.jit
+    def update(params, x, y):
+        g = fw.grad(loss)(params, x, y)
+        return [(w - 0.1 * gw, b - 0.1 * gb) for (w, b), (gw, gb) in zip(params, g)]
+
+    rng = np.random.default_rng(0)
+    params = [(rng.standard_normal((64, 256)).astype(np.float32) * 0.1, np.zeros(256, np.float32)),
+              (rng.standard_normal((256, 10)).astype(np.float32) * 0.1, np.zeros(10, np.float32))]
+    x = rng.standard_normal((300, 64)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 300)]
+    if sys.argv[1] == "no-helper":
+        c_background.request = lambda *a: False
+    def digest():
+        return hashlib.sha256(b"".join(np.asarray(a).tobytes() for p in update(params, x, y) for a in p)).hexdigest()
+    first = digest()
+    ex = update.lower(params, x, y).compile().executable
+    print("STATUS", ex.cache_status, "|", "quick" if "optimize" in ex.record else "optimized")
+    deadline = time.monotonic() + 120
+    while ex.optimizing and time.monotonic() < deadline:
+        assert digest() == first
+        time.sleep(0.01)
+    print("NOW", "quick" if "optimize" in ex.record else "optimized")
+    print("DIGEST", first, digest())
+""")
+
+
+def _run(tmp_path, mode):
+    env = {**os.environ, "OMNISTAGE_CACHE_DIR": str(tmp_path / "cache"), "OMNISTAGE_C_BACKGROUND": "1",
+           "OMNISTAGE_C_TIER": "1"}
+    done = subprocess.run([sys.executable, "-c", _PROGRAM, mode], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines() if " " in line}
+    return lines
+
+
+def test_the_first_call_runs_a_quick_build_then_the_optimized_one_with_the_same_bits(tmp_path):
+    one = _run(tmp_path, "helper")
+    assert "-O1" in one["STATUS"] and one["STATUS"].endswith("quick"), one
+    assert one["NOW"] == "optimized", one
+    quick_bits, optimized_bits = one["DIGEST"].split()
+    assert quick_bits == optimized_bits
+    two = _run(tmp_path, "helper")  # a later process loads the optimized build at once
+    assert two["STATUS"].endswith("optimized") and two["DIGEST"].split() == [quick_bits] * 2, two
+
+
+def test_a_quick_build_left_in_the_cache_asks_for_its_optimized_build_again(tmp_path):
+    one = _run(tmp_path, "no-helper")  # exits before any optimized build (none was asked for)
+    assert one["STATUS"].endswith("quick") and one["NOW"] == "quick", one
+    two = _run(tmp_path, "helper")
+    assert "loaded from the disk cache" in two["STATUS"] and two["STATUS"].endswith("quick"), two
+    assert two["NOW"] == "optimized", two
+    assert two["DIGEST"].split() == one["DIGEST"].split()[:1] * 2
+
+
+def test_vectorized_fused_multiply_add_pairs_make_the_optimized_build_scalar(monkeypatch):
+    # GCC's SLP vfmaddsub ignores -ffp-contract=off: the one way -O2 could change a value
+    calls = []
+
+    def fake_compile(cc, flags, translated, work, assembly=False, assembled=None):
+        calls.append((tuple(flags), assembly, assembled))
+        if assembly:
+            with open(os.path.join(work, "program.s"), "w") as f:
+                f.write("\tvfmaddsub231ps\t%ymm1, %ymm2, %ymm0\n")
+            return "program.s", []
+        return None, ["stop here"]
+
+    monkeypatch.setattr(c_tier, "_compile", fake_compile)
+    assert c_tier.build_optimized("k", "int x;", {}) is False
+    assert calls[0][1] and calls[1][0][-2:] == ("-fno-tree-vectorize", "-fno-tree-slp-vectorize") and calls[1][2] is None
+    assert c_tier._FUSED_PAIR.search("vfmsubadd132pd") and not c_tier._FUSED_PAIR.search("vfmadd231ps")
