@@ -120,8 +120,9 @@ def compile_program(program):
     fields = {"blas_table": uses_gemm or threads, "lapack_table": uses_lapack, "pooled": uses_gemm or threads,
               "threads": threads, "tier": "c", **({"numba_kernels": kernels} if kernels else {})}
     try:
-        if _small(source, entry) or not c_background.enabled():
-            return _build(program, key, cc, translated, QUICK if _small(source, entry) else FLAGS, fields)
+        small = _small(source, entry)
+        if small or not c_background.enabled() or source.count("\n") < QUICK_LINES:
+            return _build(program, key, cc, translated, QUICK if small else FLAGS, fields)
         # the quick build answers now; the optimized one follows (c_background: the same bits).
         # (Compiled side by side, the two took a first call 50-100 ms longer here: two vCPUs
         # that share a core.)
@@ -260,6 +261,12 @@ def _entry_span(source, entry):
 
 # a program's first build: answers sooner (c_background compiles the optimized one meanwhile)
 QUICK = ("-O1",) + FLAGS[1:]
+# ...when its generated module has at least this many lines. A smaller one compiles with -O2 at
+# once: -O1 saved it little (selu 67 -> 57 ms, kernel_lsq's 0-17 ms, advi's 77-line mesh_eval
+# 38 ms) while its calls ran up to 12x slower until the optimized build came (selu's exp loop,
+# unvectorized); from ~80 lines on it saved 95-780 ms (mnist's update 95, advi's 115-line
+# objective 158, mnist_vae's 318-line evaluate 530, the private SGD step 780).
+QUICK_LINES = 80
 
 # A program whose whole run is at most this many statements (no helper functions, static loops)
 # is compiled with -O1: its call costs its dispatch, not its loops, and -O1 compiles in about

@@ -15,7 +15,6 @@ first, exactly as Numba does, so their code sees no difference.
 import contextlib
 import threading
 import warnings
-from importlib import metadata
 
 DEFERRED = ("rocket_fft",)
 
@@ -28,6 +27,8 @@ _points = None
 def _entry_points():
     global _points
     if _points is None:
+        from importlib import metadata  # (~5 ms to import: only the Numba path needs it)
+
         eps = metadata.entry_points()
         if hasattr(eps, "select"):
             _points = list(eps.select(group="numba_extensions", name="init"))

@@ -233,6 +233,21 @@ class _RewriteError(Exception):
     pass
 
 
+def _source_lines(code):
+    """inspect.getsourcelines(code), without its search of sys.modules for the module that
+    holds `code` (inspect.getmodule: a realpath of every imported module's file, ~9 ms of a
+    process's first trace), which only matters for sources linecache cannot read from the file
+    itself (a zip import's loader): those go the slow way."""
+    filename = code.co_filename
+    if not (filename.startswith("<") and filename.endswith(">")):
+        linecache.checkcache(filename)  # an edited file is read again, as inspect does
+    lines = linecache.getlines(filename)
+    first = code.co_firstlineno
+    if not lines or first < 1 or first > len(lines):
+        return inspect.getsourcelines(code)
+    return inspect.getblock(lines[first - 1:]), first
+
+
 def _parse(fun):
     """The `def` (or lambda, as a `def`) of `fun` as an AST located at the user's lines."""
     code = fun.__code__
@@ -241,7 +256,7 @@ def _parse(fun):
     try:
         # the code object, not the function: `inspect` follows `__wrapped__` from a function,
         # which would give a decorator's wrapper the source of the function it wraps
-        lines, first = inspect.getsourcelines(code)
+        lines, first = _source_lines(code)
     except (OSError, TypeError) as e:
         raise _NoSource(f"its source is not available ({e})") from None
     source = "".join(lines)
