@@ -156,6 +156,10 @@ def main(requests=None):
                 except Exception:  # noqa: BLE001 - an unwritable cache, a vanished compiler: the quick build runs on
                     built = False
                 outcome = "ok" if built else "failed"
-        out.write(f"{key} {outcome}\n")
-        out.flush()
+        if out is not None:
+            try:
+                out.write(f"{key} {outcome}\n")
+                out.flush()
+            except (OSError, ValueError):  # our process exited: the rest of the queue is still built
+                out = None
     return 0

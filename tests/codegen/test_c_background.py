@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -35,8 +36,13 @@ _PROGRAM = textwrap.dedent("""
               (rng.standard_normal((256, 10)).astype(np.float32) * 0.1, np.zeros(10, np.float32))]
     x = rng.standard_normal((300, 64)).astype(np.float32)
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 300)]
-    if sys.argv[1] == "no-helper":
+    if sys.argv[1] in ("no-helper", "look"):
         c_background.request = lambda *a: False
+    if sys.argv[1] in ("exit", "look"):  # two programs, then exit at once (or only look at them)
+        for rows in (300, 200):
+            ex = update.lower(params, x[:rows], y[:rows]).compile().executable
+            print(f"STATUS{rows}", "quick" if "optimize" in ex.record else "optimized")
+        sys.exit(0)
     def digest():
         return hashlib.sha256(b"".join(np.asarray(a).tobytes() for p in update(params, x, y) for a in p)).hexdigest()
     first = digest()
@@ -77,6 +83,18 @@ def test_a_quick_build_left_in_the_cache_asks_for_its_optimized_build_again(tmp_
     assert "loaded from the disk cache" in two["STATUS"] and two["STATUS"].endswith("quick"), two
     assert two["NOW"] == "optimized", two
     assert two["DIGEST"].split() == one["DIGEST"].split()[:1] * 2
+
+
+def test_the_helper_finishes_its_queue_after_its_process_exits(tmp_path):
+    one = _run(tmp_path, "exit")
+    assert one == {"STATUS300": "quick", "STATUS200": "quick"}, one
+    deadline = time.monotonic() + 180
+    while True:  # a later process finds both optimized builds, which it did not ask for
+        later = _run(tmp_path, "look")
+        if later == {"STATUS300": "optimized", "STATUS200": "optimized"} or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert later == {"STATUS300": "optimized", "STATUS200": "optimized"}, later
 
 
 def test_vectorized_fused_multiply_add_pairs_make_the_optimized_build_scalar(monkeypatch):
