@@ -5,7 +5,9 @@ takes 1.5-3x as long as `-O1`: mnist_classifier_fromscratch's update 0.24 vs 0.1
 differentially private SGD step 2.4 vs 0.8 s. So c_tier compiles a program's first build with
 `-O1` (c_tier.QUICK), answers with it, and hands the same C to a helper process here, which
 compiles it with c_tier.FLAGS and publishes that library under the program's key; the process
-then switches to it between two calls (aot.AotProgram.adopt).
+then switches to it between two calls (aot.AotProgram.adopt_optimized), and runs its products
+and loops on one thread until then, leaving the helper a core. Only modules of
+c_tier.QUICK_LINES lines and more take this path (a smaller one gains too little).
 
 Bits: the two builds are the same C under the same floating-point rules (no contraction, no
 reassociation, no fast math), so they compute the same values; an optimization level changes
@@ -15,22 +17,24 @@ the helper compiles to assembly first, and where it finds one it compiles withou
 vectorization instead (scalar code has no such pattern). So a program's results do not depend
 on which build ran a call, nor on when the optimized one arrived.
 
-The helper (`main`, one per process, started on the first request) reads requests as JSON lines
-(the key, the C text, the record's fields), takes each key's build lock (a key another process
+The helper (`main`, one per process, started on the first request) reads requests (the key,
+the C text, the record's fields), each from a private file whose name and SHA-256 come down its
+input, checked before use; it takes each key's build lock (a key another process
 is building, or has built, is skipped), compiles on CPU time nobody else wants (SCHED_IDLE, as
-the library builder), publishes, and writes the key back on its output with the outcome. A process that exits
-first leaves it to finish its queue in its own session: the next process finds the optimized
+the library builder), publishes, and writes the key back on its output with the outcome. A
+process that exits first leaves it to finish its queue in its own session: the next process finds the optimized
 library. A quick library loaded from the cache (its process exited before the helper finished,
 or the helper failed) asks for its optimized build again.
 
 `OMNISTAGE_C_BACKGROUND=0` compiles the optimized build at once, as before (the test suite
 does: it tests the code a program runs at steady state).
 """
+import hashlib
 import json
 import os
-import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import weakref
 
@@ -41,8 +45,6 @@ _lock = threading.Lock()
 _helper = None  # the helper process, once started
 _waiting = {}  # key -> [weak references to the AotPrograms to switch once it is published]
 _done = set()  # keys the helper published
-_outbox = None  # the requests on their way to the helper (written by a thread: a C text fills
-                # the pipe, and the helper reads it only once its interpreter has started)
 
 
 # idle-scheduled before it imports anything: it starts while the quick build compiles
@@ -60,7 +62,7 @@ def request(key, source, fields):
     """Have the optimized build of `source` compiled and published under `key` (asked before
     the quick build starts: the two compile side by side). False when no helper could be
     started (the quick build then runs on)."""
-    global _helper, _outbox
+    global _helper
     with _lock:
         if key in _waiting or key in _done:
             return True  # already asked for
@@ -76,21 +78,22 @@ def request(key, source, fields):
             except OSError:
                 del _waiting[key]
                 return False
-            _outbox = queue.SimpleQueue()
             threading.Thread(target=_listen, args=(_helper,), daemon=True, name="omnistage optimized builds").start()
-            threading.Thread(target=_send, args=(_helper, _outbox), daemon=True, name="omnistage build requests").start()
-        _outbox.put(json.dumps({"key": key, "source": source, "fields": fields}) + "\n")
-    return True
-
-
-def _send(helper, outbox):
-    while True:
-        line = outbox.get()
         try:
-            helper.stdin.write(line)
-            helper.stdin.flush()
-        except (OSError, ValueError):  # the helper is gone: its programs stay on their quick builds
-            return
+            # the request (a C text of 50-500 KB) goes through a private file, its name and hash
+            # through the pipe: a pipe holds 64 KB, and the helper reads while it compiles only
+            # between builds (writing the text there blocked a first call 110 ms, and a process
+            # exiting right after its first calls lost what was still unwritten)
+            text = json.dumps({"key": key, "source": source, "fields": fields})
+            fd, path = tempfile.mkstemp(prefix="omnistage-build-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            _helper.stdin.write(f"{path} {hashlib.sha256(text.encode()).hexdigest()}\n")
+            _helper.stdin.flush()
+        except (OSError, ValueError):  # the helper is gone: the quick build runs on
+            del _waiting[key]
+            return False
+    return True
 
 
 def attach(key, program_object):
@@ -138,6 +141,24 @@ def _listen(helper):
             program_object.optimizing = False
 
 
+def _read_request(line):
+    """The request a line names ("<file> <sha256>"), read and deleted; None unless its bytes
+    have that hash (the C in it becomes a library other processes load)."""
+    path, _, digest = line.strip().partition(" ")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        os.unlink(path)
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != digest:
+        return None
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
 def main(requests=None):
     """The helper: compile and publish each request's optimized build (JSON lines on stdin)."""
     from . import c_tier
@@ -145,7 +166,9 @@ def main(requests=None):
     aot.yield_the_cpus()
     out = sys.stdout
     for line in aot_trust.requests_until_idle(requests or sys.stdin, _IDLE_EXIT_S):
-        job = json.loads(line)
+        job = _read_request(line)
+        if job is None:
+            continue
         key = job["key"]
         with aot_trust.build_lock(key) as mine:
             if not mine:
