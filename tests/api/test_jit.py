@@ -591,3 +591,25 @@ def test_constant_outputs_are_canonical_and_python_scalars_weak():
     assert repr(out[1]) == "Array(2., dtype=float32, weak_type=True)"
     assert jit(lambda x: np.ones(2))(1.0).dtype == np.float32
     assert jit(lambda x: np.int64(3))(1.0).dtype == np.int32
+
+
+def test_a_program_without_inputs_is_computed_once_and_its_results_stay_read_only():
+    f = jit(lambda n: jnp.sum(jnp.arange(n)), static_argnums=0)
+    compiled = f.lower(10_000_000).compile()
+    runs = []
+    run = compiled._run._executable
+    compiled._run._executable = lambda: runs.append(1) or run()
+    assert [int(compiled.call_tree([])) for _ in range(3)] == [int(compiled.call_tree([]))] * 3 and runs == [1]
+    first = f(10_000_000)
+    assert int(first) == int(np.arange(10_000_000, dtype=np.int32).sum(dtype=np.int32))
+    assert int(f(10_000_000)) == int(first)
+    g = jit(lambda n: jnp.ones((n, 3)) * 2, static_argnums=0)
+    a, b = g(4), g(4)
+    with pytest.raises(ValueError):
+        np.asarray(a)[0, 0] = 5.0  # (one buffer serves every call's result)
+    np.testing.assert_array_equal(np.asarray(b), np.full((4, 3), 2.0, np.float32))
+    # Python callbacks are not folded: they run at every call
+    calls = []
+    h = jit(lambda: omnistage.pure_callback(lambda: calls.append(1) or np.float32(1), np.float32(0)) + jnp.zeros(2))
+    h(), h()
+    assert len(calls) == 2
