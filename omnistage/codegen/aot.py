@@ -471,6 +471,22 @@ def published(key):
     return record is not None and "library" in record and _record_valid(record)
 
 
+def discard(key):
+    """Delete the record published under `key` and the library it names (a native-tier quick
+    build, once its optimized build is published: nothing else names that library). A process
+    still running it keeps its mapping; one reading the record meanwhile finds the library gone
+    and looks no further."""
+    record = _read_record(key)
+    names = [os.path.basename(_record_path(key))]
+    if record is not None and isinstance(record.get("library"), str) and os.path.basename(record["library"]) == record["library"]:
+        names.append(record["library"])
+    for name in names:
+        try:
+            os.unlink(os.path.join(disk_cache.cache_dir(), name))
+        except OSError:
+            pass
+
+
 def known_unsupported(program, key=None):
     """Whether a builder already found that `program` cannot become a library."""
     try:

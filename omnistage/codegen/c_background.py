@@ -21,7 +21,8 @@ The helper (`main`, one per process, started on the first request) reads request
 the C text, the record's fields), each from a private file whose name and SHA-256 come down its
 input, checked before use; it takes each key's build lock (a key another process
 is building, or has built, is skipped), compiles on CPU time nobody else wants (SCHED_IDLE, as
-the library builder), publishes, and writes the key back on its output with the outcome. A
+the library builder), publishes (deleting the quick build's record and library, which nothing
+else names), and writes the key back on its output with the outcome. A
 process that exits first leaves it to finish its queue in its own session: the next process finds the optimized
 library. A quick library loaded from the cache (its process exited before the helper finished,
 or the helper failed) asks for its optimized build again.

@@ -190,7 +190,10 @@ def build_optimized(key, translated, fields):
         if lib is None:
             return False
         aot.publish(key, os.path.join(work, lib), lib, fields)
-    return aot.published(key)
+    if not aot.published(key):
+        return False
+    aot.discard(quick_key(key))  # (its process, if still running, keeps what it loaded)
+    return True
 
 
 _FUSED_PAIR = re.compile(r"\bvfm(addsub|subadd)")

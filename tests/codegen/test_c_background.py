@@ -74,6 +74,10 @@ def test_the_first_call_runs_a_quick_build_then_the_optimized_one_with_the_same_
     assert quick_bits == optimized_bits
     two = _run(tmp_path, "helper")  # a later process loads the optimized build at once
     assert two["STATUS"].endswith("optimized") and two["DIGEST"].split() == [quick_bits] * 2, two
+    # the quick build's record and library went once the optimized one was published
+    cached = os.listdir(tmp_path / "cache")
+    assert not [n for n in cached if n.endswith("-quick.json")], cached
+    assert len([n for n in cached if n.startswith("omnistage_c_") and n.endswith(".so")]) == 1, cached
 
 
 def test_a_quick_build_left_in_the_cache_asks_for_its_optimized_build_again(tmp_path):
