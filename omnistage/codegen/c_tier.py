@@ -9,9 +9,11 @@ imported Numba does not import it.
 What it makes is an `aot` library: the same ABI (`omnistage_aot_main`), the same record, keyed
 by the same program key, published in the cache the same way (hash-checked, tagged, atomic), so
 a later process loads it through `aot.load` exactly like a library the background builder made
-from Numba's compile. A program this tier builds has no other build: its results are the C
-library's in every process and every call (no background compile ever replaces it). A program
-it cannot translate, or a machine without a C compiler, keeps the Numba path, unchanged.
+from Numba's compile. A program this tier builds has no Numba build: its results are the C
+library's in every process and every call. A module of QUICK_LINES lines or more is compiled
+-O1 first and its -O2 build follows from a helper (c_background): the same C, the same bits.
+A program it cannot translate, or a machine without a C compiler, keeps the Numba path,
+unchanged.
 
 Threads: the loops the Numba build would split over threads (`parallel.parallelize`'s rule and
 rewrite: loop nests of 2^18 statements and more whose iterations share nothing) are outlined
