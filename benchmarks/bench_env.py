@@ -7,6 +7,7 @@ matmul times swing 2-30 ms, and NUMBA_NUM_THREADS=1 turns omnistage's parallel l
 `--threads default` in the scripts that offer it leaves every pool at its own default.
 """
 import os
+import shutil
 
 SINGLE_THREAD_ENV = {
     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
@@ -16,6 +17,18 @@ CPU_ONLY_ENV = {
     "JAX_PLATFORMS": "cpu",  # a CPU benchmark: never probe accelerators
     "TF_CPP_MIN_LOG_LEVEL": "3",  # XLA's slow-constant-folding alarms
 }
+
+
+# what an omnistage cache directory holds of the programs themselves (generated modules, native
+# libraries, their records and build locks); the rest (the GEMM pool, the float32 kernel object,
+# the runtime kernels' machine code) is compiled once per machine
+PROGRAM_FILES = ("omnistage_gen_*", "omnistage_aot_*", "omnistage_c_*")
+
+
+def copy_without_programs(warm, fresh):
+    """Copy cache directory `warm` to `fresh` without its programs: a machine that has run
+    omnistage before, compiling these programs for the first time (issue 17's first call)."""
+    shutil.copytree(warm, fresh, ignore=shutil.ignore_patterns(*PROGRAM_FILES))
 
 
 def apply(single_thread=True):

@@ -20,11 +20,12 @@ Run: python benchmarks/compile_time.py [--runs N] [--cases a,b] [--breakdown]
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+
+import bench_env  # (the script's own directory is on sys.path)
 
 PRELUDE = {
     "omnistage": "import omnistage as fw, omnistage.numpy as xnp\n"
@@ -171,11 +172,6 @@ def run_child(framework, case, env, python=None, breakdown=False):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _without_programs(warm, fresh):
-    """Copy cache directory `warm` to `fresh` without its generated modules and libraries."""
-    shutil.copytree(warm, fresh, ignore=shutil.ignore_patterns("omnistage_gen_*", "omnistage_aot_*"))
-
-
 def _jax_available(python):
     return subprocess.run([python, "-c", "import jax"], capture_output=True).returncode == 0
 
@@ -216,7 +212,7 @@ def main():
                 # the runtime kernels' machine code (kept in the cache directory) without the
                 # program's: the program itself is compiled from scratch
                 run_dir = os.path.join(root, case, f"run{k}")
-                _without_programs(os.path.join(root, case, "warmup"), run_dir)
+                bench_env.copy_without_programs(os.path.join(root, case, "warmup"), run_dir)
                 env = dict(base, OMNISTAGE_CACHE_DIR=run_dir, NUMBA_CACHE_DIR=numba_cache)
                 ours.append(run_child("omnistage", case, env, breakdown=args.breakdown))
             theirs = [run_child("jax", case, base, args.jax_python) for _ in range(args.runs)] if jax else []

@@ -239,14 +239,14 @@ FOLD_MAX_BYTES = 1 << 20
 
 
 def _foldable(program):
-    from .core.primitive import EFFECTFUL
+    from .core.primitive import CALLS_PYTHON, EFFECTFUL
 
     if program.in_avals or sum(a.size * np.dtype(a.dtype).itemsize for a in program.out_avals) > FOLD_MAX_BYTES:
         return False
     for node in ast.walk(program.fn):
         if is_eqn(node):
             prim = eqn(node).prim
-            if prim in EFFECTFUL or "callback" in prim:
+            if prim in EFFECTFUL or prim in CALLS_PYTHON:
                 return False
     return True
 

@@ -25,7 +25,7 @@ from .core import tree_util
 from .core.aval import ShapedArray
 from .core.errors import add_location
 from .core.source_info import describe_here
-from .core.primitive import Primitive
+from .core.primitive import CALLS_PYTHON, Primitive
 from .core import dtypes
 from .lax._rules import to_operand
 
@@ -94,5 +94,6 @@ def impl(*values, callback, result_avals, vmap_method):
 
 
 pure_callback_p = Primitive("pure_callback", _abstract_eval, impl, multiple_results=True)
+CALLS_PYTHON.add("pure_callback")
 
 __all__ = ["pure_callback"]

@@ -26,7 +26,6 @@ by statement. The contractions in isolation: `python -m benchmarks.examples.gemm
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,12 +36,9 @@ EXAMPLES = (
     "differentially_private_sgd", "kernel_lsq", "advi", "gaussian_process_regression", "control",
 )
 BACKENDS = ("jax", "omnistage")
+from benchmarks import bench_env  # noqa: E402 - (no settings applied: each example applies its own)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-# what a cache directory holds of the programs themselves (generated modules, libraries, their
-# records and locks, Numba's cache of generated modules); the rest is compiled once per machine
-_PROGRAM_FILES = ("omnistage_gen_*", "omnistage_aot_*", "omnistage_c_*")
 
 
 def run_example(example, backend, args, cache_dir):
@@ -59,8 +55,7 @@ def run_example(example, backend, args, cache_dir):
             _settle(warm["OMNISTAGE_CACHE_DIR"])
             for kind in ("omnistage", "numba"):
                 if os.path.isdir(os.path.join(run_dir + "-warmup", kind)):
-                    shutil.copytree(os.path.join(run_dir + "-warmup", kind), os.path.join(run_dir, kind),
-                                    ignore=shutil.ignore_patterns(*_PROGRAM_FILES))
+                    bench_env.copy_without_programs(os.path.join(run_dir + "-warmup", kind), os.path.join(run_dir, kind))
         env["OMNISTAGE_CACHE_DIR"] = os.path.join(run_dir, "omnistage")
         env["NUMBA_CACHE_DIR"] = os.path.join(run_dir, "numba")
     if args.repeats:

@@ -32,7 +32,7 @@ from .table_mirrors import Mirrors
 SYMBOL = "omnistage_blas_gemm"
 KINDS = "sdcz"  # slot order: float32, float64, complex64, complex128
 POOL_SLOT = len(KINDS)  # then gemm_pool's function running a product's blocks (0: none loaded)
-LOOP_SLOT = POOL_SLOT + 1  # then its function running a loop's chunks (gemm_pool.LOOP_FUNCTION; 0: none)
+LOOP_SLOT = POOL_SLOT + 1  # then its function running a loop's ranges (gemm_pool.LOOP_FUNCTION; 0: none)
 LENGTH = len(KINDS) + 2
 
 table = (ctypes.c_int64 * LENGTH)()
@@ -64,7 +64,7 @@ def fill():
 
 def set_pool(address, loop_address=0):
     """Compiled products run their blocks through the function at `address` from now on, and
-    native libraries' parallel loops in control-flow bodies their chunks through `loop_address`."""
+    native libraries' parallel loops their ranges through `loop_address`."""
     with _lock:
         table[POOL_SLOT] = address
         table[LOOP_SLOT] = loop_address

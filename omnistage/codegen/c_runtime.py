@@ -12,10 +12,13 @@ Each helper computes what its namesake in support.py computes (the docstrings th
 each exists); the C here is the same operations in the same order. The C library's declarations come from
 c_prelude, not its headers.
 """
-from . import c_prelude
+from . import blas_table, c_prelude
 
+# the BLAS table's layout (blas_table: its slots, as the process fills them)
+_TABLE = (f"#define OS_POOL_SLOT {blas_table.POOL_SLOT}\n#define OS_LOOP_SLOT {blas_table.LOOP_SLOT}\n"
+          f"#define OS_TABLE_LENGTH {blas_table.LENGTH}\n")
 
-SOURCE = c_prelude.SOURCE + r"""
+SOURCE = c_prelude.SOURCE + _TABLE + r"""
 
 #define OS_ALIGN 64
 #define OS_CHUNK ((size_t)16 << 10)
@@ -306,7 +309,7 @@ static void os_strided_copy(const void *src, void *dst, const int64_t *params, i
 }
 
 /* BLAS: the gemm addresses of blas_table, mirrored into this library's own copy */
-int64_t omnistage_blas_gemm[6];  /* gemm by dtype (sdcz), the GEMM pool, its loop runner */
+int64_t omnistage_blas_gemm[OS_TABLE_LENGTH];  /* gemm by dtype (sdcz), the GEMM pool, its loop runner */
 typedef void (*os_gemm_t)(const char *, const char *, const int *, const int *, const int *, const void *,
                           const void *, const int *, const void *, const int *, const void *, void *, const int *);
 
@@ -322,7 +325,7 @@ typedef void (*os_gemm_t)(const char *, const char *, const int *, const int *, 
 #define OS_MIN_BLOCK 64
 #define OS_CALL_WORDS 11
 typedef void (*os_pool_t)(void *, int64_t, const int64_t *, const void *, const void *);
-/* the pool's loop runner (gemm_pool.omnistage_pool_for, the table's slot 5): fn(ctx, lo, hi) over [0, n) */
+/* the pool's loop runner (gemm_pool.omnistage_pool_for, the table's OS_LOOP_SLOT): fn(ctx, lo, hi) over [0, n) */
 typedef void (*os_pool_for_t)(void (*)(void *, int64_t, int64_t), void *, int64_t);
 /* the tier's own float32 product (c_sgemm, registered when the module has one), and the width of
    its column panels: products at least half a panel wide use it, narrower ones BLAS */
@@ -374,7 +377,7 @@ static void os_matmul(int slot, const void *alpha, const void *beta, size_t item
             c[9] = (int64_t)(intptr_t)(a + a_at * itemsize);
             c[10] = (int64_t)(intptr_t)(out + (c_at + lo) * itemsize);
         }
-        if (tasks < 0 || tasks < 2 || omnistage_blas_gemm[4] == 0) {  /* run it now */
+        if (tasks < 0 || tasks < 2 || omnistage_blas_gemm[OS_POOL_SLOT] == 0) {  /* run it now */
             char fa = c[0] ? 't' : 'n', fb = c[1] ? 't' : 'n';
             int m = (int)c[2], n = (int)c[3], k = (int)c[4], la = (int)c[5], lb = (int)c[6], lc = (int)c[7];
             if (m > 0 && n > 0)
@@ -382,8 +385,8 @@ static void os_matmul(int slot, const void *alpha, const void *beta, size_t item
                      beta, (void *)(intptr_t)c[10], &lc);
         }
     }
-    if (tasks >= 2 && omnistage_blas_gemm[4] != 0)
-        ((os_pool_t)(intptr_t)omnistage_blas_gemm[4])((void *)gemm, tasks, calls, alpha, beta);
+    if (tasks >= 2 && omnistage_blas_gemm[OS_POOL_SLOT] != 0)
+        ((os_pool_t)(intptr_t)omnistage_blas_gemm[OS_POOL_SLOT])((void *)gemm, tasks, calls, alpha, beta);
     if (calls != stack_calls) free(calls);
 }
 """

@@ -261,8 +261,12 @@ def _entry_span(source, entry):
     module has no `entry`."""
     lines = source.split("\n")
     start = next((i + 1 for i, line in enumerate(lines) if line.startswith(f"def {entry}(")), len(lines))
-    end = next((i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].startswith(" ")), len(lines))
-    return lines, start, end
+    return lines, start, _body_end(lines, start)
+
+
+def _body_end(lines, start):
+    """Where the function body starting at line `start` ends: the next unindented line."""
+    return next((i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].startswith(" ")), len(lines))
 
 
 # a program's first build: answers sooner (c_background compiles the optimized one meanwhile)
@@ -301,7 +305,7 @@ def _threaded(source):
             out.append(lines[i])
             i += 1
             continue
-        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() and not lines[j].startswith(" ")), len(lines))
+        end = _body_end(lines, i + 1)
         body, marked = parallel.parallelize(lines[i + 1:end])
         out += [lines[i], *body]
         changed, i = changed or marked, end

@@ -609,8 +609,8 @@ class FunctionTranslator:
             "}"]))
         fields = "".join(f"{c}, " for c in used)
         self.emit(f"{{ struct {struct} os_c = {{{fields}&{failed}}};", depth)
-        self.emit(f"  if (omnistage_threads && omnistage_blas_gemm[5] != 0 && {hi} > 1)", depth)
-        self.emit(f"    ((os_pool_for_t)(intptr_t)omnistage_blas_gemm[5])({fn}, &os_c, {hi});", depth)
+        self.emit(f"  if (omnistage_threads && omnistage_blas_gemm[OS_LOOP_SLOT] != 0 && {hi} > 1)", depth)
+        self.emit(f"    ((os_pool_for_t)(intptr_t)omnistage_blas_gemm[OS_LOOP_SLOT])({fn}, &os_c, {hi});", depth)
         self.emit(f"  else {fn}(&os_c, 0, {hi}); }}", depth)
         self.emit(f"if ({failed}) goto os_fail;", depth)
 

@@ -9,9 +9,9 @@ program's first calls) costs at most the block it holds, where a static split wa
 the barrier (Numba's omp layer beside a running builder: 40 ms a call against 9 ms serial for
 mnist_classifier's update). The blocks and their calls are fixed by the product's shape alone
 (`kernels.gemm_blocks`), so the bits never depend on how many threads ran, or which. The same
-workers run the chunks of native libraries' parallel loops in control-flow bodies
-(`omnistage_pool_for`, c_translate.parallel_loop), between those products: a second pool of
-threads (OpenMP's) took turns on the cores with this one.
+workers run the ranges of native libraries' parallel loops (`omnistage_pool_for`,
+c_translate.parallel_loop), between those products: a second pool of threads (OpenMP's) took
+turns on the cores with this one.
 Beside a running library builder the pool still loses (mnist_vae's epoch of 32-row products
 675-750 ms against 550 serial), so programs run their products alone while this process's
 builder works (executable, aot), as they do Numba's threads.

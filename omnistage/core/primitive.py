@@ -23,6 +23,11 @@ registry = {}
 # (`debug_print`). Passes that drop or merge statements (staging.cleanup) leave them alone.
 EFFECTFUL = set()
 
+# Primitives whose statements call back into Python (`pure_callback`): pure for the passes, but
+# what they return is the callback's to decide, so a program holding one is never folded into a
+# constant (api.Compiled).
+CALLS_PYTHON = set()
+
 # Primitives that exist for the transformations and mean nothing to code generation:
 # name -> the body parameter to inline in their place (None: the identity on operand 0).
 # `staging.cleanup` rewrites them away before a program is compiled.
