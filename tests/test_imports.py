@@ -38,3 +38,18 @@ def test_declared_runtime_dependencies_are_what_a_jitted_matmul_and_bfloat16_nee
                               "NUMBA_CACHE_DIR": str(tmp_path / "n")})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["27.0", "bfloat16"]
+
+
+def test_import_and_a_float32_program_leave_ml_dtypes_unimported():
+    """ml_dtypes 0.7's import takes over a second (its ufunc loops registered one by one): a
+    process that never touches bfloat16 must not pay it. bfloat16 then loads it on first use,
+    by the type and by its name."""
+    code = ("import sys, numpy as np, omnistage as jax, omnistage.numpy as jnp;"
+            "jax.jit(lambda a: jnp.sin(a) * 2)(np.ones(3, np.float32)); jax.grad(lambda a: a * a)(1.0);"
+            "print('ml_dtypes' in sys.modules);"
+            "print(jnp.zeros(2, 'bfloat16').dtype, jnp.issubdtype(jnp.bfloat16, jnp.floating),"
+            " jnp.bfloat16 is jnp.bfloat16, jax.dtypes.bfloat16 is type(np.zeros(1, 'bfloat16')[0]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**__import__("os").environ, "OMNISTAGE_BACKEND": "interpreter"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "bfloat16", "True", "True", "True"]

@@ -1,7 +1,7 @@
 """Dtypes and JAX's type-promotion lattice with weakly typed Python scalars.
 
 Owns: canonicalization (64-bit off by default), the promotion lattice, `result_type`,
-`bfloat16` (from ml_dtypes when installed), and the default dtypes.
+`bfloat16` (from ml_dtypes when installed, imported when first needed), and the default dtypes.
 """
 import functools
 
@@ -9,12 +9,7 @@ import numpy as np
 
 from .config import config
 
-try:  # ml_dtypes is what JAX uses for bfloat16; optional here.
-    import ml_dtypes as _ml_dtypes
-
-    bfloat16 = np.dtype(_ml_dtypes.bfloat16).type
-except ImportError:  # pragma: no cover - depends on the environment
-
+def _missing_bfloat16():
     class bfloat16:  # noqa: N801 - mirrors numpy scalar type naming
         """Placeholder: install ml_dtypes for a working bfloat16."""
 
@@ -23,14 +18,58 @@ except ImportError:  # pragma: no cover - depends on the environment
         def __new__(cls, *args, **kwargs):
             raise TypeError("bfloat16 needs the ml_dtypes package: pip install ml_dtypes")
 
+    return bfloat16
+
+
+@functools.lru_cache(maxsize=None)
+def bfloat16_type():
+    """ml_dtypes' bfloat16 scalar type (JAX's), importing ml_dtypes on first need; a placeholder
+    that raises when used where ml_dtypes is not installed.
+
+    Why not at import: ml_dtypes 0.7's import registers its ufunc loops one by one against
+    NumPy's list (quadratic), 1.3 s of every process that imports omnistage, bfloat16 or not.
+    A bfloat16 value can only exist once something has imported ml_dtypes, so a dtype named
+    'bfloat16' is recognised by its name without it; the type itself (jnp.bfloat16,
+    dtypes.bfloat16) and the string 'bfloat16' load it."""
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover - depends on the environment
+        return _missing_bfloat16()
+    return np.dtype(ml_dtypes.bfloat16).type
+
+
+def bfloat16_dtype():
+    """np.dtype of bfloat16 (None without ml_dtypes); imports ml_dtypes on first need."""
+    t = bfloat16_type()
+    return None if getattr(t, "dtype", 1) is None else np.dtype(t)
+
+
+def __getattr__(name):  # `dtypes.bfloat16` is resolved when first asked for (bfloat16_type)
+    if name == "bfloat16":
+        return bfloat16_type()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def as_dtype(dtype):
+    """np.dtype(dtype), where the name 'bfloat16' also works before ml_dtypes is imported."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        if isinstance(dtype, str) and dtype == "bfloat16" and bfloat16_dtype() is not None:
+            return bfloat16_dtype()
+        raise
+
+
+def is_bfloat16(dtype):
+    """Whether np.dtype `dtype` is ml_dtypes' bfloat16 (without importing ml_dtypes)."""
+    return dtype.name == "bfloat16" and dtype.kind == "V"
+
 
 bool_ = np.bool_
 int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 float16, float32, float64 = np.float16, np.float32, np.float64
 complex64, complex128 = np.complex64, np.complex128
-
-_BF16 = np.dtype(bfloat16) if getattr(bfloat16, "dtype", 1) is not None else None
 
 _TO_32 = {
     np.dtype("int64"): np.dtype("int32"),
@@ -46,7 +85,7 @@ float0 = np.dtype([("float0", np.void, 0)])
 
 def canonicalize_dtype(dtype):
     """The dtype an array of `dtype` gets: 64-bit types narrow to 32-bit unless x64 is on."""
-    dt = np.dtype(dtype)
+    dt = as_dtype(dtype)
     if not config.x64_enabled:
         return _TO_32.get(dt, dt)
     return dt
@@ -114,10 +153,10 @@ _WEAK_KIND = {"b": "i*", "i": "i*", "u": "i*", "f": "f*", "c": "c*"}
 
 @functools.lru_cache(maxsize=1024)
 def _node(dtype, weak):
-    dt = np.dtype(dtype)
+    dt = as_dtype(dtype)
     if weak and dt.kind in "iufc":
         return _WEAK_KIND[dt.kind]
-    if _BF16 is not None and dt == _BF16:
+    if is_bfloat16(dt):
         return "bfloat16"
     return dt.name
 
@@ -139,7 +178,7 @@ def _node_dtype(node):
     if node in _WEAK_DEFAULT:
         return _WEAK_DEFAULT[node]()
     if node == "bfloat16":
-        return _BF16
+        return bfloat16_dtype()
     return np.dtype(node)
 
 
@@ -202,20 +241,20 @@ def result_type(*args, return_weak_type_flag=False):
 
 
 def promote_types(a, b):
-    return promote((np.dtype(a), False), (np.dtype(b), False))[0]
+    return promote((as_dtype(a), False), (as_dtype(b), False))[0]
 
 
 def issubdtype(a, b):
-    if _BF16 is not None and np.dtype(a) == _BF16:
-        return b in (bfloat16, np.floating, np.inexact, np.number, np.generic) or (
-            not isinstance(b, type) and np.dtype(b) == _BF16
+    if is_bfloat16(as_dtype(a)):
+        return b in (bfloat16_type(), np.floating, np.inexact, np.number, np.generic) or (
+            not isinstance(b, type) and is_bfloat16(as_dtype(b))
         )
     return np.issubdtype(a, b)
 
 
 def is_float(dtype):
-    dt = np.dtype(dtype)
-    return dt.kind == "f" or (_BF16 is not None and dt == _BF16)
+    dt = as_dtype(dtype)
+    return dt.kind == "f" or is_bfloat16(dt)
 
 
 def is_complex(dtype):

@@ -36,3 +36,11 @@ integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.un
 bool = bool_  # noqa: A001 - NumPy 2 spells it both ways
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
+
+
+def __getattr__(name):  # jnp.bfloat16 imports ml_dtypes when first asked for (core.dtypes.bfloat16_type)
+    if name == "bfloat16":
+        from ._scalar_types import bfloat16_scalar_type
+
+        return bfloat16_scalar_type()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

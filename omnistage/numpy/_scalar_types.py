@@ -1,5 +1,7 @@
 """`jnp.float32` and friends: callable scalar types that make Arrays and compare equal to
 NumPy dtypes (`x.dtype == jnp.float32`)."""
+import functools
+
 import numpy as np
 
 from ..core import dtypes
@@ -40,18 +42,25 @@ int8, int16, int32, int64 = (_make(n, getattr(np, n)) for n in ("int8", "int16",
 uint8, uint16, uint32, uint64 = (_make(n, getattr(np, n)) for n in ("uint8", "uint16", "uint32", "uint64"))
 float16, float32, float64 = (_make(n, getattr(np, n)) for n in ("float16", "float32", "float64"))
 complex64, complex128 = _make("complex64", np.complex64), _make("complex128", np.complex128)
-if getattr(dtypes.bfloat16, "dtype", 1) is not None:
-    bfloat16 = _make("bfloat16", dtypes.bfloat16)
-else:
-    bfloat16 = dtypes.bfloat16
+
+
+@functools.lru_cache(maxsize=None)
+def bfloat16_scalar_type():
+    """`jnp.bfloat16`, made when first asked for: it imports ml_dtypes (core.dtypes.bfloat16_type
+    says why not at import)."""
+    t = dtypes.bfloat16_type()
+    return _make("bfloat16", t) if getattr(t, "dtype", 1) is not None else t
+
+
 float_, complex_ = float64, complex128
 int_ = int64
 uint = uint64
 single, double = float32, float64
 csingle, cdouble = complex64, complex128
 
+# (bfloat16 is not here: omnistage.numpy's __getattr__ makes it on first use)
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128", "bfloat16", "float_",
+    "float16", "float32", "float64", "complex64", "complex128", "float_",
     "complex_", "int_", "uint", "single", "double", "csingle", "cdouble",
 ]
