@@ -3,7 +3,6 @@
 Composes the layers: staging turns a function into a Program; an executor runs it (the
 NumPy interpreter for now; the Numba code generator plugs in behind `Compiled`).
 """
-import ast
 import functools
 import inspect
 import threading
@@ -24,6 +23,7 @@ from .staging.cleanup import cleanup
 from .staging.naming import sanitize
 from .staging.program import eqn, is_eqn
 from .lax._rules import to_operand
+from .staging.ast_walk import walk
 
 
 class ShapeDtypeStruct:
@@ -243,7 +243,7 @@ def _foldable(program):
 
     if program.in_avals or sum(a.size * np.dtype(a.dtype).itemsize for a in program.out_avals) > FOLD_MAX_BYTES:
         return False
-    for node in ast.walk(program.fn):
+    for node in walk(program.fn):
         if is_eqn(node):
             prim = eqn(node).prim
             if prim in EFFECTFUL or prim in CALLS_PYTHON:

@@ -25,6 +25,7 @@ from . import c_calls, c_complex, c_lapack, c_linalg, c_runtime, c_sgemm, c_vmat
 from .c_calls import dotted, index_elts, is_call_to, static_int
 from .c_types import (C_TYPES, COMPLEX_PART, COMPLEX_SUFFIX, FLOAT_NAME, NP_TYPES, Arr, Scalar, Tup, Unsupported,
                       arith_type, c_literal, convert_code, copy_lines, is_int, same_type, wide)
+from ..staging.ast_walk import walk
 
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -33,13 +34,13 @@ _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
 
 
 def names_in(nodes):
-    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for node in nodes for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def _assigned_in(nodes):
     out = set()
     for node in nodes:
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 out.add(n.id)
     return out
@@ -47,7 +48,7 @@ def _assigned_in(nodes):
 
 def _allocates(nodes, helpers):
     for node in nodes:
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Call):
                 name = dotted(n.func)
                 if name in _ALLOCATING or name in helpers:
@@ -671,7 +672,7 @@ class FunctionTranslator:
 
     def loop(self, header, node, depth, test=None):
         body = node.body
-        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for s in body for n in ast.walk(s)):
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for s in body for n in walk(s)):
             raise Unsupported("break, continue or return in a loop")
         self.scopes.append(("loop", node))
         try:
@@ -952,7 +953,7 @@ class FunctionTranslator:
         if loop is None:
             return False
         weight = 0
-        for n in ast.walk(loop):
+        for n in walk(loop):
             if isinstance(n, ast.stmt):
                 weight += 1
             elif isinstance(n, ast.Call):
@@ -1093,7 +1094,7 @@ def _skipping_failures(body, flag, skip, depth):
 
 def _store_counts(node):
     """{name: how many times the statements under `node` bind it}."""
-    return collections.Counter(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return collections.Counter(n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
 
 
 def _bound_by_one_helper_call(body, names, functions):
@@ -1178,7 +1179,7 @@ def _simd_reductions(body):
 def _calls_helpers(node):
     """Whether `node` calls anything but support, NumPy scalar functions and vmath kernels."""
     return any(isinstance(n, ast.Call) and not (dotted(n.func) or "").startswith(("_rt.", "np.")) and
-               not (dotted(n.func) or "").endswith(("_float32", "_float64")) for n in ast.walk(node))
+               not (dotted(n.func) or "").endswith(("_float32", "_float64")) for n in walk(node))
 
 
 UNROLL_MIN_OUTER_TRIPS = 16  # a small inner loop is unrolled only inside a loop of this many trips
@@ -1199,7 +1200,7 @@ def _small_trip_count(loop):
     """Whether `loop` is an innermost `for` over a static range of at most SMALL_TRIPS
     iterations. (Unrolling a loop around another copies the inner loop, vectorized body and
     epilogue, once per trip: random.normal((10, 3))'s 3 x 10 nest took cc 0.38 s unrolled, 0.19 s not.)"""
-    if any(isinstance(n, (ast.For, ast.While)) for s in getattr(loop, "body", []) for n in ast.walk(s)):
+    if any(isinstance(n, (ast.For, ast.While)) for s in getattr(loop, "body", []) for n in walk(s)):
         return False
     trips = _static_trips(loop)
     return trips is not None and trips <= SMALL_TRIPS
@@ -1218,10 +1219,10 @@ def _dynamic_window(sl):
 def _may_alias_written(body, inside):
     """Names in `body` whose value may be (a view of) an array allocated outside the loop and
     written inside it: its stored-into names, then every name assigned from one of those."""
-    tainted = {n.value.id for s in body for n in ast.walk(s)
+    tainted = {n.value.id for s in body for n in walk(s)
                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)}
     tainted -= inside
-    assigns = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Assign)]
+    assigns = [n for s in body for n in walk(s) if isinstance(n, ast.Assign)]
     changed = bool(tainted)
     while changed:
         changed = False
@@ -1235,8 +1236,8 @@ def _may_alias_written(body, inside):
 
 
 def _contains(stmt, node):
-    return any(n is node for n in ast.walk(stmt))
+    return any(n is node for n in walk(stmt))
 
 
 def _calls_in(node):
-    return any(isinstance(n, ast.Call) for n in ast.walk(node))
+    return any(isinstance(n, ast.Call) for n in walk(node))

@@ -16,6 +16,8 @@ import sys
 import threading
 import time
 
+from ..staging.ast_walk import walk
+
 SLOW_S = 2.0  # a compile running longer than this says so (once)
 
 _current = threading.local()  # the compile this thread is running: a _Compile
@@ -33,18 +35,19 @@ def _mode(config_flag):
 
 def statement_count(program):
     """The primitive statements of `program`, control-flow bodies included."""
-    return sum(isinstance(node, ast.Assign) for node in ast.walk(program.fn))
+    return sum(isinstance(node, ast.Assign) for node in walk(program.fn))
 
 
 class _Compile:
-    __slots__ = ("name", "statements", "lines", "said_slow")
+    __slots__ = ("name", "program", "lines", "said_slow")
 
-    def __init__(self, name, statements):
-        self.name, self.statements, self.lines, self.said_slow = name, statements, None, False
+    def __init__(self, name, program):
+        self.name, self.program, self.lines, self.said_slow = name, program, None, False
 
     def size(self):
+        """(counted when said: most compiles end before anything is said)"""
         lines = f", {self.lines} lines of generated code" if self.lines else ""
-        return f"{self.statements} statements{lines}"
+        return f"{statement_count(self.program)} statements{lines}"
 
 
 def _say(text):
@@ -71,7 +74,7 @@ def compiling(program, config_flag=False, quiet=False):
     if mode == "off":
         yield lambda executable: None
         return
-    record = _Compile(getattr(program, "debug_name", None) or program.name, statement_count(program))
+    record = _Compile(getattr(program, "debug_name", None) or program.name, program)
     outer, _current.record = getattr(_current, "record", None), record
     timer = threading.Timer(SLOW_S, _still_running, (record,))
     timer.daemon = True

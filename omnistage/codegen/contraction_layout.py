@@ -17,9 +17,9 @@ one ('F': a reshape then `.T`, which Numba types as an F-ordered array that its 
 BLAS with a transpose flag), or neither (None: the emitter copies it).
 """
 import ast
-import copy
 
-from ..staging.program import Program, eqn, is_eqn, make_stmt
+from ..staging.program import Program, copy_tree, eqn, is_eqn, make_stmt
+from ..staging.ast_walk import walk
 
 
 def matrix_layout(batch, rows, cols, ndim):
@@ -38,25 +38,29 @@ def matrix_layout(batch, rows, cols, ndim):
 
 def fold_transposes(program):
     """`program` with the rewrites above (itself when there is nothing to fold)."""
-    if not any(is_eqn(s) and eqn(s).prim == "dot_general" for s in ast.walk(program.fn)):
+    if not any(is_eqn(s) and s.value.func.id == "dot_general" for s in walk(program.fn)):
         return program
-    fn = copy.deepcopy(program.fn)
+    fn = copy_tree(program.fn)
+    # (a name is read only in the body that binds it, bodies being closure-free, so one count
+    # serves every body: rewriting one leaves the others' counts as they were)
+    uses = _use_counts(fn)
     changed = False
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.FunctionDef):
-            body = _fold_body(node.body, fn, program)
+            body = _fold_body(node.body, uses, program)
             if body is not None:
                 node.body, changed = body, True
     return Program(fn, program.avals, program.consts, program.debug_name) if changed else program
 
 
-def _fold_body(body, fn, program):
+def _fold_body(body, uses, program):
     """The new statement list of one body, or None when nothing folds."""
-    producer = {eqn(s).outs[0]: eqn(s) for s in body if is_eqn(s) and len(eqn(s).outs) == 1}
-    uses = _use_counts(fn)
+    eqns = [eqn(s) if is_eqn(s) else None for s in body]
+    if not any(e is not None and e.prim in ("dot_general", "transpose") for e in eqns):
+        return None
+    producer = {e.outs[0]: e for e in eqns if e is not None and len(e.outs) == 1}
     new, changed = [], False
-    for stmt in body:
-        e = eqn(stmt) if is_eqn(stmt) else None
+    for stmt, e in zip(body, eqns):
         rewritten = None
         if e is not None and e.prim == "dot_general":
             rewritten = _fold_operands(e, producer)
@@ -75,7 +79,7 @@ def _fold_body(body, fn, program):
 
 def _use_counts(fn):
     counts = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             counts[node.id] = counts.get(node.id, 0) + 1
     return counts

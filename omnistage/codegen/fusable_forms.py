@@ -19,6 +19,7 @@ import copy
 import numpy as np
 
 from ..staging.program import Program, eqn, is_eqn, make_stmt
+from ..staging.ast_walk import walk
 
 WORD = "threefry2x32_word"
 BITCAST = "bitcast_same_width"
@@ -26,11 +27,11 @@ BITCAST = "bitcast_same_width"
 
 def rewrite(program):
     """`program` with the statements above rewritten (itself if it has none)."""
-    if not any(is_eqn(s) and eqn(s).prim in _FORMS for s in ast.walk(program.fn)):
+    if not any(is_eqn(s) and eqn(s).prim in _FORMS for s in walk(program.fn)):
         return program
     fn = copy.deepcopy(program.fn)
-    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    for node in ast.walk(fn):
+    used = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for node in walk(fn):
         if isinstance(node, ast.FunctionDef):
             node.body = [s for stmt in node.body for s in _rewrite(stmt, program, used)]
     return Program(fn, program.avals, program.consts, program.debug_name)

@@ -29,6 +29,7 @@ from ..staging import literals
 from ..staging.convert import all_names
 from ..staging.naming import Namer
 from ..staging.program import Program, eqn, is_eqn, make_stmt, name_atom
+from ..staging.ast_walk import walk
 
 NARROW = ("float16", "bfloat16")
 WIDE = np.dtype(np.float32)
@@ -226,7 +227,7 @@ def _widen_dtype_params(stmt):
 
 
 def _rename_targets(stmt, renamed):
-    for node in ast.walk(stmt.targets[0]):
+    for node in walk(stmt.targets[0]):
         if isinstance(node, ast.Name) and node.id in renamed:
             node.id = renamed[node.id]
 

@@ -15,6 +15,7 @@ from . import literals
 from .convert import all_names
 from .naming import Namer
 from .program import Program, body_refs, copy_tree, eqn, is_eqn, make_stmt, name_atom
+from .ast_walk import walk
 
 EFFECTFUL = core_primitive.EFFECTFUL  # kept although their results are unused (debug printing)
 
@@ -23,10 +24,19 @@ def cleanup(program, exact=False):
     """The passes `jit` runs before code generation. `exact`: only rewrites that keep every
     value of the op-by-op path (eager programs, numpy/eager_programs.py): no
     `reciprocal_divisors`, no `pow` strength reduction."""
-    program = simplify(fold_constants(inline_transformation_ops(program), exact))
+    # one copy of the tree, edited by every pass in turn (each copied it: 5 copies of a big
+    # program, a sixth of its clean-up)
+    program = Program(copy_tree(program.fn), program.avals, program.consts, program.debug_name)
+    program = simplify(fold_constants(inline_transformation_ops(program, in_place=True), exact, in_place=True), in_place=True)
     if not exact:
-        program = reciprocal_divisors(program)
-    return dce(cse(program))
+        program = reciprocal_divisors(program, in_place=True)
+    return dce(cse(program, in_place=True), in_place=True)
+
+
+def _tree(program, in_place):
+    """The tree a pass edits: a copy of `program`'s, or (`in_place`: cleanup's passes, on the
+    one copy it made) `program`'s own."""
+    return program.fn if in_place else copy_tree(program.fn)
 
 
 # Primitives folded when every operand is a literal: IEEE-exact operations only, so a folded
@@ -39,16 +49,16 @@ _FOLDABLE = frozenset({
 })
 
 
-def fold_constants(program, exact=False):
+def fold_constants(program, exact=False, in_place=False):
     """Fold scalar statements of literals (`sub(2.0, 1.0)`, `eq(2.0, 0.0)`: what a gradient
     of `x ** 2.0` stages) into literals, pick the case of a `select_n` whose predicate is
     literal, and, unless `exact`, reduce `pow(x, 0.0)` to ones, `pow(x, 1.0)` to `x` and
     `pow(x, 2.0)` to `mul(x, x)` (real floats), as XLA's algebraic simplifier does (x * x is
     the correctly rounded square; NumPy's `power(x, 2.0)` computes it too). A gradient of
     `sum(v ** 2.0)` was two transcendental `pow` kernels per element (kernel_lsq's step)."""
-    if not any(is_eqn(n) and n.value.func.id in _FOLD_TRIGGERS for n in ast.walk(program.fn)):
+    if not any(is_eqn(n) and n.value.func.id in _FOLD_TRIGGERS for n in walk(program.fn)):
         return program
-    fn = copy_tree(program.fn)
+    fn = _tree(program, in_place)
     fn.body = _rewrite_body(fn.body, _Folder(program.avals, exact))
     return Program(fn, program.avals, program.consts, program.debug_name)
 
@@ -131,10 +141,10 @@ def _same_aval(a, b):
 _IDENTITIES = {"mul": {0: 1, 1: 1}, "add": {0: 0, 1: 0}, "sub": {1: 0}, "div": {1: 1}}
 
 
-def simplify(program):
+def simplify(program, in_place=False):
     """Drop statements a pass introduced that compute nothing: `mul(1, x)`, `add(x, 0)`,
     `sub(x, 0)`, `div(x, 1)` where the result has x's shape and dtype (uses read x)."""
-    fn = copy_tree(program.fn)
+    fn = _tree(program, in_place)
     fn.body = _rewrite_body(fn.body, lambda stmt, defs: _drop_identity(stmt, program.avals))
     return Program(fn, program.avals, program.consts, program.debug_name)
 
@@ -147,7 +157,8 @@ def _rewrite_body(body, rewrite):
     subst = {}
     out = []
     for stmt in body:
-        stmt = _Substitute(subst).visit(stmt)
+        if subst and _reads_any(stmt, subst):
+            stmt = _Substitute(subst).visit(stmt)
         if isinstance(stmt, ast.FunctionDef):
             stmt.body = _rewrite_body(stmt.body, rewrite)
             out.append(stmt)
@@ -183,14 +194,14 @@ def _drop_identity(stmt, avals):
     return None
 
 
-def inline_transformation_ops(program):
+def inline_transformation_ops(program, in_place=False):
     """Replace the primitives that only mean something to transformations
     (`core.primitive.inline_for_lowering`: stop_gradient, custom_jvp/vjp calls) by what
     they compute: their operand, or their body's statements spliced in place."""
     table = core_primitive.inline_for_lowering
-    if not any(is_eqn(n) and n.value.func.id in table for n in ast.walk(program.fn)):
+    if not any(is_eqn(n) and n.value.func.id in table for n in walk(program.fn)):
         return program
-    fn = copy_tree(program.fn)
+    fn = _tree(program, in_place)
     fn.body = _rewrite_body(fn.body, lambda stmt, defs: _inline(stmt, defs, table))
     return Program(fn, program.avals, program.consts, program.debug_name)
 
@@ -221,6 +232,15 @@ def _operands_of(e, body):
     return e.ins[len(e.ins) - n:]
 
 
+def _reads_any(stmt, names):
+    """Whether `stmt` (a nested body's own statements aside) names one of `names`: most
+    statements of a body read none of the few names a pass replaced, and visiting each with
+    a NodeTransformer was most of a clean-up pass's time."""
+    if isinstance(stmt, ast.FunctionDef):
+        return False  # (the visitors leave nested bodies alone: they are rewritten in turn)
+    return any(n.__class__ is ast.Name and n.id in names for n in walk(stmt))
+
+
 class _Substitute(ast.NodeTransformer):
     """Replace loaded names by atoms (names or literals)."""
 
@@ -236,12 +256,12 @@ class _Substitute(ast.NodeTransformer):
         return node
 
 
-def reciprocal_divisors(program):
+def reciprocal_divisors(program, in_place=False):
     """`div(a, broadcast_in_dim(b))` on real floats becomes `mul(a, broadcast_in_dim(div(1, b)))`:
     one division per element of `b` instead of one per element of `a` (a row softmax divides
     each row by one sum). XLA's algebraic simplifier makes the same rewrite, so jitted results
     differ from a true division by at most one rounding, as JAX's do."""
-    fn = copy_tree(program.fn)
+    fn = _tree(program, in_place)
     avals = dict(program.avals)
     fresh = Namer(all_names(fn)).fresh
 
@@ -275,11 +295,11 @@ def reciprocal_divisors(program):
     return Program(fn, avals, program.consts, program.debug_name)
 
 
-def cse(program):
+def cse(program, in_place=False):
     """A copy of `program` where a statement repeating an earlier one (same primitive,
     operands and parameters, in the same body) reuses the earlier results. Statements with
     bodies or effects are left alone."""
-    fn = copy_tree(program.fn)
+    fn = _tree(program, in_place)
     _cse_body(fn.body, {})
     return Program(fn, program.avals, program.consts, program.debug_name)
 
@@ -288,7 +308,8 @@ def _cse_body(body, rename):
     seen = {}
     kept = []
     for stmt in body:
-        _Rename(rename).visit(stmt)
+        if rename and _reads_any(stmt, rename):
+            _Rename(rename).visit(stmt)
         if isinstance(stmt, ast.FunctionDef):
             _cse_body(stmt.body, dict(rename))
             kept.append(stmt)
@@ -323,9 +344,9 @@ class _Rename(ast.NodeTransformer):
         return node  # nested bodies are renamed when their turn comes
 
 
-def dce(program):
+def dce(program, in_place=False):
     """A copy of `program` without statements whose results are never used."""
-    fn = copy_tree(program.fn)
+    fn = _tree(program, in_place)
     fn.body = _dce_body(fn.body)
     live_names = all_names(fn)
     avals = {k: v for k, v in program.avals.items() if k in live_names}
@@ -335,7 +356,7 @@ def dce(program):
 
 def _dce_body(body):
     ret = body[-1]
-    live = {n.id for n in ast.walk(ret) if isinstance(n, ast.Name)}
+    live = {n.id for n in walk(ret) if isinstance(n, ast.Name)}
     live_bodies = set()
     defs = {s.name: s for s in body if isinstance(s, ast.FunctionDef)}
     kept = [ret]
@@ -349,7 +370,7 @@ def _dce_body(body):
             continue
         if not is_eqn(stmt):
             kept.append(stmt)
-            live |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+            live |= {n.id for n in walk(stmt) if isinstance(n, ast.Name)}
             continue
         e = eqn(stmt)
         if _has_effects(e, defs) or any(o in live for o in e.outs):
@@ -368,7 +389,7 @@ def _has_effects(e, defs):
         return True
     for ref in body_refs(e.params):
         body = defs.get(str(ref))
-        if body is not None and any(is_eqn(s) and eqn(s).prim in EFFECTFUL for s in ast.walk(body)):
+        if body is not None and any(is_eqn(s) and eqn(s).prim in EFFECTFUL for s in walk(body)):
             return True
     return False
 

@@ -54,6 +54,7 @@ from ..core import ast_threads
 from ..core.source_info import is_internal_file
 from ..core.thread_local import ThreadLocalStack
 from .control_flow_runtime import Runtime
+from .ast_walk import walk
 
 RUNTIME_NAME = "_omni"
 # fun -> its converted function is kept on fun itself (`_CONVERSION_ATTR`): a WeakKeyDictionary
@@ -270,7 +271,7 @@ def _parse(fun):
         raise _NoSource("its source is not a single `def` statement")
     ast.increment_lineno(tree, first - 1)
     if indent:
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if hasattr(node, "col_offset") and node.col_offset is not None:
                 node.col_offset += indent
             if getattr(node, "end_col_offset", None) is not None:
@@ -312,7 +313,7 @@ def _lambdas_of(filename, module_globals):
     except SyntaxError as e:
         raise _NoSource(f"its file does not parse ({e.msg})") from None
     by_line = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Lambda):
             by_line.setdefault(node.lineno, []).append(node)
     _FILE_LAMBDAS[filename] = (hash(text), by_line)
@@ -471,7 +472,7 @@ class _Namer:
 def _bound_names(tree):
     """Names bound anywhere in `tree`: arguments, assignment targets, defs, imports."""
     names = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
         elif isinstance(node, ast.arg):
@@ -486,7 +487,7 @@ def _bound_names(tree):
 def all_names(tree):
     """Every identifier bound or used in `tree` (names, arguments, defined functions)."""
     names = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name):
             names.add(node.id)
         elif isinstance(node, ast.arg):
@@ -706,7 +707,7 @@ def _located(nodes, where):
     line = linecache.getline(_CURRENT_FILE[-1], where.lineno) if _CURRENT_FILE else ""
     end_col = max(len(line.rstrip()), where.col_offset + 1)
     for n in nodes:
-        for child in ast.walk(n):
+        for child in walk(n):
             if "lineno" in child._attributes and getattr(child, "lineno", None) is None:
                 child.lineno, child.col_offset = where.lineno, where.col_offset
                 child.end_lineno, child.end_col_offset = where.lineno, end_col
@@ -879,7 +880,7 @@ def _thunk(expr):
 
 
 def _thunkable(*exprs):
-    return not any(isinstance(n, _NO_THUNK) for e in exprs for n in ast.walk(e))
+    return not any(isinstance(n, _NO_THUNK) for e in exprs for n in walk(e))
 
 
 class _ExprRewriter(ast.NodeTransformer):

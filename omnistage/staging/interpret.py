@@ -9,6 +9,7 @@ from ..core import memory_limit
 from ..core import primitive as core_primitive
 from . import literals
 from .program import eqn, is_eqn, map_body_params
+from .ast_walk import walk
 
 
 def _impl_namespace():
@@ -44,7 +45,7 @@ def _check_sizes(program):
     limit = memory_limit.memory_limit()
     if limit is None:
         return
-    for stmt in ast.walk(program.fn):
+    for stmt in walk(program.fn):
         if not is_eqn(stmt):
             continue
         e = eqn(stmt)

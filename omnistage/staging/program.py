@@ -34,6 +34,7 @@ import numpy as np
 from ..core import primitive as core_primitive
 from ..core.aval import ShapedArray
 from . import literals
+from .ast_walk import walk
 
 HEADER = "from omnistage.staging.runtime import *  # omnistage program: runnable Python"
 
@@ -215,7 +216,7 @@ class Program:
     def subprogram(self, ref):
         """The nested body named `ref` (a BodyRef or name, at any depth) as a Program that
         shares this program's avals table and constants."""
-        for node in ast.walk(self.fn):
+        for node in walk(self.fn):
             if isinstance(node, ast.FunctionDef) and node.name == ref and node is not self.fn:
                 return Program(node, self.avals, self.consts)
         raise KeyError(f"program {self.name} has no body named {ref!r}")
@@ -311,7 +312,7 @@ def check_body(body, in_names, avals, consts, where, assigned=None):
             bodies[stmt.name] = Program(stmt, avals, consts)
             continue
         if isinstance(stmt, ast.Return):
-            for node in ast.walk(stmt.value):
+            for node in walk(stmt.value):
                 if isinstance(node, ast.Name) and node.id not in defined:
                     raise ProgramCheckError(f"{where}: return uses undefined {node.id!r}")
             continue

@@ -23,6 +23,7 @@ from ..core.source_info import located
 from ..core.thread_local import ThreadLocalStack
 from . import literals
 from .program import Program, eqn, is_eqn, map_body_params
+from .ast_walk import walk
 
 _quiet = ThreadLocalStack()  # non-empty inside `without_effects()` (of this thread)
 
@@ -41,10 +42,10 @@ def _without_effects(program):
     def effectful(stmt):
         return is_eqn(stmt) and eqn(stmt).prim in core_primitive.EFFECTFUL
 
-    if not any(effectful(s) for s in ast.walk(program.fn)):
+    if not any(effectful(s) for s in walk(program.fn)):
         return program
     fn = copy.deepcopy(program.fn)
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.FunctionDef):
             node.body = [s for s in node.body if not effectful(s)]
     return Program(fn, program.avals, program.consts, program.debug_name)
