@@ -216,6 +216,7 @@ class FunctionTranslator:
         self.versions = {}  # Python name -> the C name of its current binding
         self.scopes = []  # ("loop", node) / ("if", node) around the statement being translated
         self._outside = {}  # loop node -> names used outside it
+        self._typed_loops = set()  # allocating loops whose body was translated once for its types (_loop)
         self.params = [a.arg for a in params.args]
         for name, t in zip(self.params, arg_types):
             self.types[self.c(name)] = t
@@ -715,11 +716,15 @@ class FunctionTranslator:
         # after the arrays that live on (read after the loop or in the next iteration) are
         # copied into slots allocated here, two per value, used in turn
         # types of values first assigned in the body are known only after translating it once
-        saved = (list(self.lines), self.tmp, dict(self.versions))
-        self._test(test, depth + 1)
-        for s in body:
-            self.stmt(s, depth + 1)
-        self.lines, self.tmp, self.versions = saved
+        # (once per loop: a loop inside another allocating loop is translated again with it,
+        # and its types are known by then; two passes at every level of a nest cost 2^depth)
+        if node not in self._typed_loops:
+            saved = (list(self.lines), self.tmp, dict(self.versions))
+            self._test(test, depth + 1)
+            for s in body:
+                self.stmt(s, depth + 1)
+            self.lines, self.tmp, self.versions = saved
+            self._typed_loops.add(node)
         inside = _assigned_in(body)
         carried = sorted(n for n in inside & self.outside(node) if isinstance(self.types.get(self.c(n)), Arr))
         if carried and _may_alias_written(body, inside) & set(carried):
