@@ -388,6 +388,14 @@ def program_key(program):
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def program_key_or_none(program):
+    """program_key(program), or None where it cannot be made (no key, no library)."""
+    try:
+        return program_key(program)
+    except Exception:  # noqa: BLE001 - the Numba path is unaffected
+        return None
+
+
 _BUSY_CHECK_S = 0.2
 _busy = [float("-inf"), False]  # [when last checked, the answer]
 

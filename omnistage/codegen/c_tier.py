@@ -66,17 +66,17 @@ def enabled():
     return os.environ.get("OMNISTAGE_C_TIER", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def compile_program(program):
+def compile_program(program, key=None):
     """`program` as an aot.AotProgram compiled through C now, or None (the caller takes the
-    Numba path): not translatable, no C compiler, or the compiler failed."""
+    Numba path): not translatable, no C compiler, or the compiler failed. `key`: its
+    aot.program_key, when the caller has it."""
     if not enabled() or narrow_floats.needs_widening(program):
         return None
     cc = aot.compiler()
     if cc is None:
         return None
-    try:
-        key = aot.program_key(program)
-    except Exception:  # noqa: BLE001 - no key, no library
+    key = key or aot.program_key_or_none(program)
+    if key is None:  # no key, no library
         return None
     if key in _declined or aot.known_unsupported(program, key):
         return None

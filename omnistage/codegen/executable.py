@@ -333,12 +333,13 @@ def compile_for_cpu(program):
     host_memory.tune()
     profiling = profile.enabled()
     if not profiling:
-        loaded = aot.load(program)
+        key = aot.program_key_or_none(program)  # (once: the text of a big program takes a while to hash)
+        loaded = aot.load(program, key=key)
         if loaded is not None:
             return loaded
         from . import c_tier
 
-        built = c_tier.compile_program(program)
+        built = c_tier.compile_program(program, key=key)
         if built is not None:
             return built
     from .emit_cpu import Unsupported

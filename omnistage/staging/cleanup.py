@@ -238,6 +238,16 @@ def _reads_any(stmt, names):
     a NodeTransformer was most of a clean-up pass's time."""
     if isinstance(stmt, ast.FunctionDef):
         return False  # (the visitors leave nested bodies alone: they are rewritten in turn)
+    if is_eqn(stmt):  # its names: operands and body-naming parameters (literals name none)
+        call = stmt.value
+        for node in (*call.args, *(k.value for k in call.keywords)):
+            if node.__class__ is ast.Name:
+                if node.id in names:
+                    return True
+            elif node.__class__ is ast.Tuple:
+                if any(e.__class__ is ast.Name and e.id in names for e in node.elts):
+                    return True
+        return False
     return any(n.__class__ is ast.Name and n.id in names for n in walk(stmt))
 
 

@@ -73,6 +73,11 @@ def param_ast(value):
 
 
 def param_value(node):
+    cls = node.__class__
+    if cls is ast.Constant:  # (most parameters: ast.literal_eval's own dispatch cost more than the rest of eqn)
+        return node.value
+    if cls is ast.UnaryOp and node.operand.__class__ is ast.Constant and node.op.__class__ is ast.USub:
+        return -node.operand.value
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float":
         return float(node.args[0].value)
     if isinstance(node, ast.Tuple):
