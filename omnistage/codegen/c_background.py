@@ -3,18 +3,20 @@
 Why: a program's first call waits for its C compile, and `-O2` (loop vectorization above all)
 takes 1.5-3x as long as `-O1`: mnist_classifier_fromscratch's update 0.24 vs 0.15 s, the
 differentially private SGD step 2.4 vs 0.8 s. So c_tier compiles a program's first build with
-`-O1` (c_tier.QUICK), answers with it, and hands the same C to a helper process here, which
+`-O1` (c_tier.QUICK; a module under c_tier.QUICK_LINES lines with the loop vectorizer too,
+c_tier.QUICK_VECTORIZED), answers with it, and hands the same C to a helper process here, which
 compiles it with c_tier.FLAGS and publishes that library under the program's key; the process
 then switches to it between two calls (aot.AotProgram.adopt_optimized), and runs its products
-and loops on one thread until then, leaving the helper a core. Only modules of
-c_tier.QUICK_LINES lines and more take this path (a smaller one gains too little).
+and loops on one thread until then, leaving the helper a core. A program whose whole run is a
+few thousand statements (c_tier.SMALL_WORK) keeps its -O1 build.
 
 Bits: the two builds are the same C under the same floating-point rules (no contraction, no
 reassociation, no fast math), so they compute the same values; an optimization level changes
 how, never what. The one exception GCC knows is its SLP pattern that fuses a multiply-subtract
 and a multiply-add in adjacent lanes into `vfmaddsub`/`vfmsubadd` whatever -ffp-contract says:
 the helper compiles to assembly first, and where it finds one it compiles without
-vectorization instead (scalar code has no such pattern). So a program's results do not depend
+vectorization instead (scalar code has no such pattern); so does a quick build that
+vectorizes. So a program's results do not depend
 on which build ran a call, nor on when the optimized one arrived.
 
 The helper (`main`, one per process, started on the first request) reads requests (the key,

@@ -10,8 +10,9 @@ What it makes is an `aot` library: the same ABI (`omnistage_aot_main`), the same
 by the same program key, published in the cache the same way (hash-checked, tagged, atomic), so
 a later process loads it through `aot.load` exactly like a library the background builder made
 from Numba's compile. A program this tier builds has no Numba build: its results are the C
-library's in every process and every call. A module of QUICK_LINES lines or more is compiled
--O1 first and its -O2 build follows from a helper (c_background): the same C, the same bits.
+library's in every process and every call. A program's first build is a quick one (-O1; a
+module under QUICK_LINES lines, -O1 with the loop vectorizer) and its -O2 build follows from a
+helper (c_background): the same C, the same bits.
 A program it cannot translate, or a machine without a C compiler, keeps the Numba path,
 unchanged.
 
@@ -124,12 +125,13 @@ def compile_program(program, key=None):
               "threads": threads, "tier": "c", **({"numba_kernels": kernels} if kernels else {})}
     try:
         small = _small(source, entry)
-        if small or not c_background.enabled() or source.count("\n") < QUICK_LINES:
+        if small or not c_background.enabled():
             return _build(program, key, cc, translated, QUICK if small else FLAGS, fields)
         # the quick build answers now; the optimized one follows (c_background: the same bits).
         # (Compiled side by side, the two took a first call 50-100 ms longer here: two vCPUs
         # that share a core.)
-        built = _build(program, quick_key(key), cc, translated, QUICK, {**fields, "optimize": translated})
+        quick = QUICK if source.count("\n") >= QUICK_LINES else QUICK_VECTORIZED
+        built = _build(program, quick_key(key), cc, translated, quick, {**fields, "optimize": translated})
         if built is not None and c_background.request(key, translated, fields):
             built.optimizing = c_background.attach(key, built)
         return built
@@ -160,7 +162,10 @@ def _build(program, key, cc, translated, flags, fields):
     """Compile `translated` with `flags`, publish the library under `key` with `fields` in its
     record, and load it; None (declined) when the compiler fails."""
     with tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
-        lib, errors = _compile(cc, flags, translated, work)
+        if flags is QUICK_VECTORIZED:  # a quick build that vectorizes: the optimized build's bits
+            lib, errors = _compile_without_fused_pairs(cc, flags, translated, work)
+        else:
+            lib, errors = _compile(cc, flags, translated, work)
         if lib is None:  # a translation the compiler rejects is our bug: Numba's path still works
             return _decline(key, program, f"the C compiler failed: {' | '.join(errors[:3])}", translated)
         aot.publish(key, os.path.join(work, lib), lib, fields)
@@ -180,15 +185,7 @@ def build_optimized(key, translated, fields):
     if cc is None:
         return False
     with tempfile.TemporaryDirectory(prefix="omnistage-c-") as work:
-        asm, _ = _compile(cc, FLAGS, translated, work, assembly=True)
-        if asm is None:
-            return False
-        with open(os.path.join(work, asm), encoding="utf-8", errors="replace") as f:
-            fused = _FUSED_PAIR.search(f.read())
-        if fused:
-            lib, _ = _compile(cc, FLAGS + ("-fno-tree-vectorize", "-fno-tree-slp-vectorize"), translated, work)
-        else:
-            lib, _ = _compile(cc, FLAGS, translated, work, assembled=asm)
+        lib, _ = _compile_without_fused_pairs(cc, FLAGS, translated, work)
         if lib is None:
             return False
         aot.publish(key, os.path.join(work, lib), lib, fields)
@@ -199,6 +196,21 @@ def build_optimized(key, translated, fields):
 
 
 _FUSED_PAIR = re.compile(r"\bvfm(addsub|subadd)")
+
+
+def _compile_without_fused_pairs(cc, flags, translated, work):
+    """`_compile` with vectorizing `flags`, through assembly: where GCC fused a multiply-add pair
+    regardless of -ffp-contract=off (its SLP `vfmaddsub`/`vfmsubadd`), the library is compiled
+    without vectorization instead, so it rounds as scalar code does (the assembler runs anyway:
+    ~1 ms more than compiling straight to the library)."""
+    asm, errors = _compile(cc, flags, translated, work, assembly=True)
+    if asm is None:
+        return None, errors
+    with open(os.path.join(work, asm), encoding="utf-8", errors="replace") as f:
+        fused = _FUSED_PAIR.search(f.read())
+    if fused:
+        return _compile(cc, flags + ("-fno-tree-vectorize", "-fno-tree-slp-vectorize"), translated, work)
+    return _compile(cc, flags, translated, work, assembled=asm)
 
 
 def _compile(cc, flags, translated, work, assembly=False, assembled=None):
@@ -271,12 +283,14 @@ def _body_end(lines, start):
 
 # a program's first build: answers sooner (c_background compiles the optimized one meanwhile)
 QUICK = ("-O1",) + FLAGS[1:]
-# ...when its generated module has at least this many lines. A smaller one compiles with -O2 at
-# once: -O1 saved it little (selu 67 -> 57 ms, kernel_lsq's 0-17 ms, advi's 77-line mesh_eval
-# 38 ms) while its calls ran up to 12x slower until the optimized build came (selu's exp loop,
-# unvectorized); from ~80 lines on it saved 95-780 ms (mnist's update 95, advi's 115-line
-# objective 158, mnist_vae's 318-line evaluate 530, the private SGD step 780).
+# ...when its generated module has at least this many lines: from ~80 lines on -O1 saved
+# 95-780 ms (mnist's update 95, advi's 115-line objective 158, mnist_vae's 318-line evaluate
+# 530, the private SGD step 780). A smaller one's quick build vectorizes its loops: plain -O1
+# saved it little (selu 67 -> 57 ms) while its calls ran up to 12x slower until the optimized
+# build came (selu's exp loop, scalar); -O1 with the loop vectorizer runs selu's loop as fast as
+# -O2 and compiles in 0.7-0.8x its time (selu 94 -> 73 ms, scan_grad 211 -> 146 ms).
 QUICK_LINES = 80
+QUICK_VECTORIZED = ("-O1", "-ftree-loop-vectorize") + FLAGS[1:]
 
 # A program whose whole run is at most this many statements (no helper functions, static loops)
 # is compiled with -O1: its call costs its dispatch, not its loops, and -O1 compiles in about
