@@ -18,6 +18,7 @@ iteration's memory at its end, after copying the array values that live on into 
 import ast
 import collections
 import re
+import threading
 
 import numpy as np
 
@@ -33,14 +34,31 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
+_memo = threading.local()  # {id(node): the nodes under it} while a module is translated (translate)
+
+
+def _nodes(node):
+    """The nodes under `node` (walk's list), kept while one module is translated: the loop
+    rules look at each loop's body several times, and each enclosing loop's rules again
+    (a walk per rule, per loop and per nesting level was most of the translator's time). The
+    module's AST is not edited meanwhile."""
+    memo = getattr(_memo, "nodes", None)
+    if memo is None:
+        return list(walk(node))
+    found = memo.get(id(node))
+    if found is None:
+        found = memo[id(node)] = (node, list(walk(node)))  # (the node kept: its id stays its own)
+    return found[1]
+
+
 def names_in(nodes):
-    return {n.id for node in nodes for n in walk(node) if isinstance(n, ast.Name)}
+    return {n.id for node in nodes for n in _nodes(node) if isinstance(n, ast.Name)}
 
 
 def _assigned_in(nodes):
     out = set()
     for node in nodes:
-        for n in walk(node):
+        for n in _nodes(node):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 out.add(n.id)
     return out
@@ -48,7 +66,7 @@ def _assigned_in(nodes):
 
 def _allocates(nodes, helpers):
     for node in nodes:
-        for n in walk(node):
+        for n in _nodes(node):
             if isinstance(n, ast.Call):
                 name = dotted(n.func)
                 if name in _ALLOCATING or name in helpers:
@@ -154,6 +172,14 @@ def translate(source, entry, in_types, out_types, vmath_names):
     values are read from and written to their buffer). `in_types`/`out_types` are
     (shape, dtype name) pairs. Returns (source, whether it calls BLAS, whether it calls
     LAPACK). Raises Unsupported."""
+    outer, _memo.nodes = getattr(_memo, "nodes", None), {}
+    try:
+        return _translate(source, entry, in_types, out_types, vmath_names)
+    finally:
+        _memo.nodes = outer
+
+
+def _translate(source, entry, in_types, out_types, vmath_names):
     module = Module(source, vmath_names)
     module.entry = entry
     arg_types = [Scalar(dt) if len(shape) == 0 else Arr(dt, shape) for shape, dt in in_types]
@@ -673,7 +699,7 @@ class FunctionTranslator:
 
     def loop(self, header, node, depth, test=None):
         body = node.body
-        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for s in body for n in walk(s)):
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for s in body for n in _nodes(s)):
             raise Unsupported("break, continue or return in a loop")
         self.scopes.append(("loop", node))
         try:
@@ -958,7 +984,7 @@ class FunctionTranslator:
         if loop is None:
             return False
         weight = 0
-        for n in walk(loop):
+        for n in _nodes(loop):
             if isinstance(n, ast.stmt):
                 weight += 1
             elif isinstance(n, ast.Call):
@@ -1099,7 +1125,7 @@ def _skipping_failures(body, flag, skip, depth):
 
 def _store_counts(node):
     """{name: how many times the statements under `node` bind it}."""
-    return collections.Counter(n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return collections.Counter(n.id for n in _nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
 
 
 def _bound_by_one_helper_call(body, names, functions):
@@ -1184,7 +1210,7 @@ def _simd_reductions(body):
 def _calls_helpers(node):
     """Whether `node` calls anything but support, NumPy scalar functions and vmath kernels."""
     return any(isinstance(n, ast.Call) and not (dotted(n.func) or "").startswith(("_rt.", "np.")) and
-               not (dotted(n.func) or "").endswith(("_float32", "_float64")) for n in walk(node))
+               not (dotted(n.func) or "").endswith(("_float32", "_float64")) for n in _nodes(node))
 
 
 UNROLL_MIN_OUTER_TRIPS = 16  # a small inner loop is unrolled only inside a loop of this many trips
@@ -1205,7 +1231,7 @@ def _small_trip_count(loop):
     """Whether `loop` is an innermost `for` over a static range of at most SMALL_TRIPS
     iterations. (Unrolling a loop around another copies the inner loop, vectorized body and
     epilogue, once per trip: random.normal((10, 3))'s 3 x 10 nest took cc 0.38 s unrolled, 0.19 s not.)"""
-    if any(isinstance(n, (ast.For, ast.While)) for s in getattr(loop, "body", []) for n in walk(s)):
+    if any(isinstance(n, (ast.For, ast.While)) for s in getattr(loop, "body", []) for n in _nodes(s)):
         return False
     trips = _static_trips(loop)
     return trips is not None and trips <= SMALL_TRIPS
@@ -1224,10 +1250,10 @@ def _dynamic_window(sl):
 def _may_alias_written(body, inside):
     """Names in `body` whose value may be (a view of) an array allocated outside the loop and
     written inside it: its stored-into names, then every name assigned from one of those."""
-    tainted = {n.value.id for s in body for n in walk(s)
+    tainted = {n.value.id for s in body for n in _nodes(s)
                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)}
     tainted -= inside
-    assigns = [n for s in body for n in walk(s) if isinstance(n, ast.Assign)]
+    assigns = [n for s in body for n in _nodes(s) if isinstance(n, ast.Assign)]
     changed = bool(tainted)
     while changed:
         changed = False
@@ -1241,8 +1267,8 @@ def _may_alias_written(body, inside):
 
 
 def _contains(stmt, node):
-    return any(n is node for n in walk(stmt))
+    return any(n is node for n in _nodes(stmt))
 
 
 def _calls_in(node):
-    return any(isinstance(n, ast.Call) for n in walk(node))
+    return any(isinstance(n, ast.Call) for n in _nodes(node))
