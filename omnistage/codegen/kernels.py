@@ -1071,7 +1071,11 @@ def _window_choices(x, out_shape, params, identity):
     scanned in row-major order, the running choice kept unless the next element is greater
     (`take_max`; lesser otherwise) or the running one is NaN: the first NaN, else the first
     extremum, as lax.reduce_window's composition and XLA choose. The trailing axes that no
-    window touches form a contiguous inner block, scanned by a unit-stride inner loop."""
+    window touches form a contiguous inner block, scanned by a unit-stride inner loop.
+
+    The windows' offsets are tabled once and the output positions counted by an odometer: an
+    integer division per axis, per window and per output (DP-SGD's 2x2 max pool over
+    256x14x14x16 took 10 ms) was most of the work."""
     nd = x.ndim
     window, strides, pad_lo = params[0:nd], params[nd:2 * nd], params[2 * nd:3 * nd]
     base_dil, win_dil, take_max = params[3 * nd:4 * nd], params[4 * nd:5 * nd], params[5 * nd] == 1
@@ -1091,28 +1095,45 @@ def _window_choices(x, out_shape, params, identity):
     for d in range(split):
         n_outer *= out_shape[d]
         n_win *= window[d]
+    ns = max(split, 1)
+    # woff[w, d]: window element w's position along axis d, relative to the window's start
+    woff = np.zeros((n_win, ns), np.int64)
+    wi = np.zeros(ns, np.int64)
+    for w in range(n_win):
+        flat = w
+        for d in range(split - 1, -1, -1):
+            wi[d] = flat % window[d]
+            flat //= window[d]
+            woff[w, d] = wi[d] * win_dil[d]
+    undilated = True
+    for d in range(split):
+        if base_dil[d] != 1:
+            undilated = False
+    extent = np.empty(ns, np.int64)  # the last position of the dilated operand along each axis
+    for d in range(split):
+        extent[d] = (x.shape[d] - 1) * base_dil[d]
     xf = x.reshape(x.size)
     choice = np.empty(n_outer * inner, np.int64)
     acc = np.empty(inner, x.dtype)
-    oi, wi = np.zeros(max(split, 1), np.int64), np.zeros(max(split, 1), np.int64)
+    oi, start = np.zeros(ns, np.int64), np.zeros(ns, np.int64)
+    for d in range(split):
+        start[d] = -pad_lo[d]
     for j in range(n_outer):
-        flat = j
-        for d in range(split - 1, -1, -1):
-            oi[d] = flat % out_shape[d]
-            flat //= out_shape[d]
         at = j * inner
         for w in range(n_win):
-            flat = w
-            for d in range(split - 1, -1, -1):
-                wi[d] = flat % window[d]
-                flat //= window[d]
             off = 0
             for d in range(split):
-                p = oi[d] * strides[d] + wi[d] * win_dil[d] - pad_lo[d]  # in the dilated operand
-                if p < 0 or p > (x.shape[d] - 1) * base_dil[d] or p % base_dil[d] != 0:
+                p = start[d] + woff[w, d]  # in the dilated operand
+                if p < 0 or p > extent[d]:
                     off = -1
                     break
-                off += (p // base_dil[d]) * in_stride[d]
+                if undilated:
+                    off += p * in_stride[d]
+                elif p % base_dil[d] != 0:
+                    off = -1
+                    break
+                else:
+                    off += (p // base_dil[d]) * in_stride[d]
             for c in range(inner):
                 v = xf[off + c] if off >= 0 else identity
                 if w > 0:
@@ -1122,6 +1143,13 @@ def _window_choices(x, out_shape, params, identity):
                         continue
                 acc[c] = v
                 choice[at + c] = off + c if off >= 0 else -1
+        for d in range(split - 1, -1, -1):  # the next output position (C order)
+            oi[d] += 1
+            start[d] += strides[d]
+            if oi[d] < out_shape[d]:
+                break
+            oi[d] = 0
+            start[d] = -pad_lo[d]
     return choice
 
 
