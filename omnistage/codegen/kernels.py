@@ -1015,9 +1015,19 @@ def _conv_gemm(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs
         ns, nt = s_at.shape[0], t_at.shape[0]
         if ns == 0 or nt == 0:
             continue  # no outputs, or outputs that read only holes: zeros
+        # this phase's taps, tap-major: the gather below reads them in order (taps[s_at[q], t]
+        # strode through the table, a cache miss per column element)
+        reads_at = np.empty((nt, ns), np.int64)
+        for i in range(nt):
+            for q in range(ns):
+                reads_at[i, q] = taps[s_at[q], t_at[i]]
         kdim = in_ch * nt
         chunk = max(1, min(n_out, _COLS_BUDGET // (kdim * ns)))
         w = np.empty((per_group, kdim), out.dtype)
+        # one columns and one product buffer for every group and block (a per-example gradient
+        # has a group per example: 256 pairs of allocations a convolution)
+        cols_buf = np.empty(kdim * chunk * ns, out.dtype)
+        res_buf = np.empty(per_group * chunk * ns, out.dtype)
         for g in range(groups):
             for o in range(per_group):
                 for c in range(in_ch):
@@ -1026,25 +1036,28 @@ def _conv_gemm(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs
             ch0 = g * in_ch if feature_groups > 1 else 0
             for n0 in range(0, n_out, chunk):
                 nb = min(chunk, n_out - n0)
-                cols = np.empty((kdim, nb * ns), out.dtype)
+                cols = cols_buf[:kdim * nb * ns].reshape((kdim, nb * ns))
                 for c in range(in_ch):
                     for i in range(nt):
-                        t = t_at[i]
                         row = c * nt + i
                         for j in range(nb):
                             src_n = g * n_out + n0 + j if batch_groups > 1 else n0 + j
-                            at = j * ns
+                            src, dst, at = lhs[src_n, ch0 + c], cols[row], j * ns
                             for q in range(ns):
-                                p = taps[s_at[q], t]
-                                cols[row, at + q] = lhs[src_n, ch0 + c, p] if p >= 0 else zero
-                res = np.empty((per_group, nb * ns), out.dtype)
+                                p = reads_at[i, q]
+                                dst[at + q] = src[p] if p >= 0 else zero
+                res = res_buf[:per_group * nb * ns].reshape((per_group, nb * ns))
                 # res = w @ cols, as column-major res^T = cols^T @ w^T: one gemm through the
                 # BLAS table, so a program with a convolution can still become a native library
                 _xxgemm(0, 0, nb * ns, per_group, kdim, cols, 0, nb * ns, w, 0, kdim, res, 0, nb * ns)
                 for o in range(per_group):
                     for j in range(nb):
-                        for q in range(ns):
-                            out[n0 + j, g * per_group + o, s_at[q]] = res[o, j * ns + q]
+                        dst, src = out[n0 + j, g * per_group + o], res[o, j * ns:(j + 1) * ns]
+                        if ns == n_s:  # one phase: every output position, in order
+                            dst[:] = src
+                        else:
+                            for q in range(ns):
+                                dst[s_at[q]] = src[q]
 
 
 def _conv_compute(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups,
