@@ -699,9 +699,8 @@ def schedule_build(numba_program):
         return None  # float16/bfloat16 cross the boundary as float32: the Numba path converts them
     if "numba.objmode(" in numba_program.source:
         return None  # debug.print and pure_callback call back into Python, which a library without Numba cannot
-    try:
-        key = program_key(program)
-    except Exception:  # noqa: BLE001 - no key, no library; the Numba path is unaffected
+    key = program_key_or_none(program)
+    if key is None:
         return None
     record = _read_record(key)
     if record is not None and ("unsupported" in record or _record_valid(record)):

@@ -101,19 +101,26 @@ def test_the_helper_finishes_its_queue_after_its_process_exits(tmp_path):
     assert later == {"STATUS300": "optimized", "STATUS200": "optimized"}, later
 
 
-def test_vectorized_fused_multiply_add_pairs_make_the_optimized_build_scalar(monkeypatch):
-    # GCC's SLP vfmaddsub ignores -ffp-contract=off: the one way -O2 could change a value
+def _compiler_planting(monkeypatch, instruction):
+    """c_tier._compile replaced by one that writes `instruction` as the assembly and fails to
+    link; the calls it got, as (flags, assembly, assembled)."""
     calls = []
 
     def fake_compile(cc, flags, translated, work, assembly=False, assembled=None):
         calls.append((tuple(flags), assembly, assembled))
         if assembly:
             with open(os.path.join(work, "program.s"), "w") as f:
-                f.write("\tvfmaddsub231ps\t%ymm1, %ymm2, %ymm0\n")
+                f.write(f"\t{instruction}\t%ymm1, %ymm2, %ymm0\n")
             return "program.s", []
         return None, ["stop here"]
 
     monkeypatch.setattr(c_tier, "_compile", fake_compile)
+    return calls
+
+
+def test_vectorized_fused_multiply_add_pairs_make_the_optimized_build_scalar(monkeypatch):
+    # GCC's SLP vfmaddsub ignores -ffp-contract=off: the one way -O2 could change a value
+    calls = _compiler_planting(monkeypatch, "vfmaddsub231ps")
     assert c_tier.build_optimized("k", "int x;", {}) is False
     assert calls[0][1] and calls[1][0][-2:] == ("-fno-tree-vectorize", "-fno-tree-slp-vectorize") and calls[1][2] is None
     assert c_tier._FUSED_PAIR.search("vfmsubadd132pd") and not c_tier._FUSED_PAIR.search("vfmadd231ps")
@@ -153,20 +160,10 @@ def test_a_small_module_answers_with_a_vectorized_quick_build_then_the_optimized
     assert quick_bits == optimized_bits
 
 
-def test_a_vectorized_quick_build_with_fused_pairs_is_compiled_scalar(monkeypatch, tmp_path):
+def test_a_vectorized_quick_build_with_fused_pairs_is_compiled_scalar(monkeypatch):
     """The quick build that vectorizes goes through assembly as the optimized build does: a
     vfmaddsub there would round differently from an optimized build made scalar for it."""
-    calls = []
-
-    def fake_compile(cc, flags, translated, work, assembly=False, assembled=None):
-        calls.append((tuple(flags), assembly, assembled))
-        if assembly:
-            with open(os.path.join(work, "program.s"), "w") as f:
-                f.write("\tvfmsubadd231ps\t%zmm1, %zmm2, %zmm0\n")
-            return "program.s", []
-        return None, ["stop here"]
-
-    monkeypatch.setattr(c_tier, "_compile", fake_compile)
+    calls = _compiler_planting(monkeypatch, "vfmsubadd231ps")
     assert c_tier._build(None, "k", ["cc"], "int x;", c_tier.QUICK_VECTORIZED, {}) is None
     assert calls[0][0] == c_tier.QUICK_VECTORIZED and calls[0][1]
     assert calls[1][0] == c_tier.QUICK_VECTORIZED + ("-fno-tree-vectorize", "-fno-tree-slp-vectorize")
