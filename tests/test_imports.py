@@ -47,9 +47,20 @@ def test_import_and_a_float32_program_leave_ml_dtypes_unimported():
     code = ("import sys, numpy as np, omnistage as jax, omnistage.numpy as jnp;"
             "jax.jit(lambda a: jnp.sin(a) * 2)(np.ones(3, np.float32)); jax.grad(lambda a: a * a)(1.0);"
             "print('ml_dtypes' in sys.modules);"
-            "print(jnp.zeros(2, 'bfloat16').dtype, jnp.issubdtype(jnp.bfloat16, jnp.floating),"
+            "print(jnp.dtype('bfloat16'), jnp.zeros(2, 'bfloat16').dtype, jnp.issubdtype(jnp.bfloat16, jnp.floating),"
             " jnp.bfloat16 is jnp.bfloat16, jax.dtypes.bfloat16 is type(np.zeros(1, 'bfloat16')[0]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                          env={**__import__("os").environ, "OMNISTAGE_BACKEND": "interpreter"})
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "bfloat16", "True", "True", "True"]
+    assert out.stdout.split() == ["False", "bfloat16", "bfloat16", "True", "True", "True"]
+
+
+def test_jnp_dtype_is_numpys():
+    import numpy as np
+    import omnistage.numpy as jnp
+
+    assert jnp.dtype("float32") == np.float32 and jnp.dtype(np.int8) is np.dtype(np.int8)
+    assert isinstance(np.dtype("f4"), jnp.dtype) and issubclass(type(np.dtype("c8")), jnp.dtype)
+    assert jnp.dtype("f4", align=True) == np.float32 and jnp.dtype[np.float32] == np.dtype[np.float32]
+    with pytest.raises(TypeError):
+        jnp.dtype("no such type")

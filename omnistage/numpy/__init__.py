@@ -28,7 +28,7 @@ from .ufunc_instances import *  # noqa: F401,F403 - jnp.add etc. as jnp.ufunc ob
 from .array_api import *  # noqa: F401,F403
 from .array_api import __array_api_version__, __array_namespace_info__  # noqa: F401 - dunders skip *
 
-dtype = _np.dtype
+from ._scalar_types import dtype  # noqa: E402 - np.dtype, with 'bfloat16' loading ml_dtypes
 finfo = _np.finfo
 iinfo = _np.iinfo
 generic, number, inexact, floating, complexfloating = _np.generic, _np.number, _np.inexact, _np.floating, _np.complexfloating

@@ -44,6 +44,33 @@ float16, float32, float64 = (_make(n, getattr(np, n)) for n in ("float16", "floa
 complex64, complex128 = _make("complex64", np.complex64), _make("complex128", np.complex128)
 
 
+class _DtypeMeta(type):
+    """`jnp.dtype`: NumPy's dtype, except that the name 'bfloat16' loads ml_dtypes first (it is
+    not imported with omnistage: core.dtypes.bfloat16_type says why; JAX users write
+    `jnp.dtype("bfloat16")` expecting it there). Instances and subclasses are np.dtype's."""
+
+    def __call__(cls, obj, *args, **kwargs):
+        if isinstance(obj, str) and obj == "bfloat16" and not args and not kwargs:
+            return dtypes.as_dtype(obj)
+        return np.dtype(obj, *args, **kwargs)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, np.dtype)
+
+    def __subclasscheck__(cls, subclass):
+        return issubclass(subclass, np.dtype)
+
+    def __getitem__(cls, item):
+        return np.dtype[item]
+
+    def __repr__(cls):
+        return "<class 'numpy.dtype'>"
+
+
+class dtype(metaclass=_DtypeMeta):  # noqa: N801 - NumPy's name
+    """NumPy's dtype (see _DtypeMeta)."""
+
+
 @functools.lru_cache(maxsize=None)
 def bfloat16_scalar_type():
     """`jnp.bfloat16`, made when first asked for: it imports ml_dtypes (core.dtypes.bfloat16_type
