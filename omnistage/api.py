@@ -33,7 +33,7 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape, dtype, weak_type=False, sharding=None):
         self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+        self.dtype = dtypes.as_dtype(dtype)
         self.weak_type = weak_type
 
     ndim = property(lambda self: len(self.shape))

@@ -49,10 +49,18 @@ def test_import_and_a_float32_program_leave_ml_dtypes_unimported():
             "print('ml_dtypes' in sys.modules);"
             "print(jnp.dtype('bfloat16'), jnp.zeros(2, 'bfloat16').dtype, jnp.issubdtype(jnp.bfloat16, jnp.floating),"
             " jnp.bfloat16 is jnp.bfloat16, jax.dtypes.bfloat16 is type(np.zeros(1, 'bfloat16')[0]))")
+    # each use of the name in a fresh process: it loads ml_dtypes there
+    first_uses = ["jnp.dtype('bfloat16')", "jnp.result_type('bfloat16', 'float32')", "jnp.can_cast('bfloat16', 'float32')",
+                  "jnp.isdtype('bfloat16', 'real floating')", "jax.ShapeDtypeStruct((2,), 'bfloat16').dtype",
+                  "jnp.ones(2).astype('bfloat16').dtype", "jnp.promote_types('bfloat16', 'float16')"]
+    code += "".join(f";print(subprocess.run([sys.executable, '-c', \"import omnistage as jax, omnistage.numpy as jnp;"
+                    f"print({use})\"], capture_output=True, text=True).stdout.strip() or 'failed')" for use in first_uses)
+    code = "import subprocess;" + code
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                          env={**__import__("os").environ, "OMNISTAGE_BACKEND": "interpreter"})
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "bfloat16", "bfloat16", "True", "True", "True"]
+    assert out.stdout.split() == ["False", "bfloat16", "bfloat16", "True", "True", "True",
+                                  "bfloat16", "float32", "True", "True", "bfloat16", "bfloat16", "float32"]
 
 
 def test_jnp_dtype_is_numpys():

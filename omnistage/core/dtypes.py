@@ -229,7 +229,7 @@ def result_type(*args, return_weak_type_flag=False):
         if isinstance(a, type) and a in _PYTHON_TYPES_WEAK:  # `int`/`float`/`complex` types are weak
             pairs.append(python_scalar_dtype(_PYTHON_TYPES_WEAK[a]))
         elif isinstance(a, (np.dtype, type, str)) and not isinstance(a, (bool, int, float, complex)):
-            pairs.append((np.dtype(a), False))
+            pairs.append((as_dtype(a), False))
         elif a is None:
             continue
         else:

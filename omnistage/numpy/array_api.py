@@ -66,7 +66,7 @@ _KINDS = {
 def _as_dtype(x):
     """np.dtype of a dtype, a scalar type (NumPy's or ours) or an array."""
     inner = getattr(x, "dtype", None)
-    return inner if isinstance(inner, np.dtype) else np.dtype(x)
+    return inner if isinstance(inner, np.dtype) else dtypes.as_dtype(x)
 
 
 def isdtype(dtype, kind):
