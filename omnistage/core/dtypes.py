@@ -55,9 +55,10 @@ def as_dtype(dtype):
     try:
         return np.dtype(dtype)
     except TypeError:
-        if isinstance(dtype, str) and dtype == "bfloat16" and bfloat16_dtype() is not None:
-            return bfloat16_dtype()
-        raise
+        found = bfloat16_dtype() if dtype == "bfloat16" else None
+        if found is None:
+            raise
+        return found
 
 
 def is_bfloat16(dtype):

@@ -50,9 +50,7 @@ class _DtypeMeta(type):
     `jnp.dtype("bfloat16")` expecting it there). Instances and subclasses are np.dtype's."""
 
     def __call__(cls, obj, *args, **kwargs):
-        if isinstance(obj, str) and obj == "bfloat16" and not args and not kwargs:
-            return dtypes.as_dtype(obj)
-        return np.dtype(obj, *args, **kwargs)
+        return np.dtype(obj, *args, **kwargs) if args or kwargs else dtypes.as_dtype(obj)
 
     def __instancecheck__(cls, instance):
         return isinstance(instance, np.dtype)
