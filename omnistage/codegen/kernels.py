@@ -13,6 +13,8 @@ NaNs, never an exception. No fastmath here: the kernels must round like NumPy.
 Imports Numba (and Numba's LAPACK bindings for the real eigenproblem): only the code generator
 imports this module, lazily.
 """
+import ctypes
+
 import numba
 import numpy as np
 from llvmlite import binding as llvm
@@ -173,6 +175,66 @@ def _pool_gemm_calls(typingctx, calls, count, c):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+# Kernels' independent tasks on the GEMM pool's threads: the pool runs fn(ctx, lo, hi) over
+# ranges of [0, n) (gemm_pool.LOOP_FUNCTION), fn a C callable. Each kind of task has a Numba
+# cfunc per dtype whose address the process keeps in the table TASKS_SYMBOL (as the BLAS
+# table: machine code holds no address of this process). The table is declared weak: a
+# library built without it (aot) reads a null address and runs its tasks itself.
+TASKS_SYMBOL = "omnistage_kernel_tasks"
+TASK_DTYPES = (types.float32, types.float64)  # slot order; complex tasks run on the caller
+_task_table = (ctypes.c_int64 * len(TASK_DTYPES))()
+llvm.add_symbol(TASKS_SYMBOL, ctypes.addressof(_task_table))
+
+
+@intrinsic
+def _tasks_on_pool(typingctx, ctx, count, like):
+    """Run the tasks `ctx` (an int64 array) describes, [0, count), on the GEMM pool with the
+    task function of `like`'s dtype; whether they ran (False: no pool, no such function, or
+    fewer than two tasks: the caller runs them)."""
+    if not (isinstance(ctx, types.Array) and ctx.dtype == types.int64 and isinstance(like, types.Array)):
+        return None
+    sig = types.boolean(ctx, count, like)
+    slot = TASK_DTYPES.index(like.dtype) if like.dtype in TASK_DTYPES else None
+
+    def codegen(context, builder, sig, args):
+        if slot is None:
+            return ir.Constant(ir.IntType(1), 0)
+        ctx_v, count_v, _ = args
+        count_v = builder.sext(count_v, _I64) if count_v.type.width < 64 else count_v
+        gv = builder.module.globals.get(TASKS_SYMBOL)
+        if gv is None:
+            gv = ir.GlobalVariable(builder.module, ir.ArrayType(_I64, len(TASK_DTYPES)), TASKS_SYMBOL)
+            gv.linkage = "extern_weak"
+        ran = cgutils.alloca_once_value(builder, ir.Constant(ir.IntType(1), 0))
+        table_there = builder.icmp_unsigned("!=", builder.ptrtoint(gv, _I64), _I64(0))
+        with builder.if_then(builder.and_(table_there, builder.icmp_signed(">=", count_v, _I64(2)))):
+            fn = builder.load(builder.gep(gv, [_I32(0), _I32(slot)]))
+            loop = _table_entry(builder, blas_table.LOOP_SLOT)
+            ready = builder.and_(builder.icmp_unsigned("!=", fn, _I64(0)), builder.icmp_unsigned("!=", loop, _I64(0)))
+            with builder.if_then(ready):
+                fnty = ir.FunctionType(ir.VoidType(), [_VOID_P, _I64, _I64])
+                loop_t = ir.FunctionType(ir.VoidType(), [fnty.as_pointer(), _VOID_P, _I64])
+                data = context.make_array(sig.args[0])(context, builder, ctx_v).data
+                builder.call(builder.inttoptr(loop, loop_t.as_pointer()),
+                             (builder.inttoptr(fn, fnty.as_pointer()), builder.bitcast(data, _VOID_P), count_v))
+                builder.store(ir.Constant(ir.IntType(1), 1), ran)
+        return builder.load(ran)
+
+    return sig, codegen
+
+
+@intrinsic
+def _void_pointer(typingctx, address):
+    """The int64 `address` as a void pointer (for numba.carray)."""
+    if not isinstance(address, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], _VOID_P)
+
+    return types.voidptr(address), codegen
 
 
 @_kernel
@@ -945,7 +1007,7 @@ def conv(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, 
                             out[n, o, s] += lhs[src_n, ch0 + c, p] * w
 
 
-_COLS_BUDGET = 1 << 18  # elements of one im2col block: a few hundred KiB, cache-resident
+_COLS_BUDGET = 1 << 16  # elements of one im2col block: a thread's share of L2 (256 KiB in float32)
 
 
 @_kernel
@@ -999,65 +1061,139 @@ def _conv_gemm(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs
     multiplied), per group and per cache-sized block of batch entries, the windows are
     gathered into columns (im2col, zeros for taps in padding) and multiplied by the group's
     kernel matrix restricted to the phase's taps. The direct loop's gathered inner loop ran
-    at ~0.4 GMAC/s; the DP-SGD step's convolutions are GEMMs of a few hundred MFLOP."""
+    at ~0.4 GMAC/s; the DP-SGD step's convolutions are GEMMs of a few hundred MFLOP.
+
+    Each (group, block) of a phase is a task writing its own part of `out` (`_conv_tasks`);
+    a phase's tasks run on the GEMM pool's threads when it is loaded (`_tasks_on_pool`), else
+    here, one after another. A task computes the same products in either case, so the bits
+    never depend on the threads."""
     n_out, o_feats, n_s = out.shape
     in_ch, n_t = rhs.shape[1], rhs.shape[2]
     groups = max(feature_groups, batch_groups)
     out[:] = 0
     if in_ch * n_t == 0 or n_s == 0 or n_out == 0 or o_feats == 0:
         return
-    per_group = o_feats // groups
     taps = _taps(in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil)
     phase, reads = _phases(in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil)
-    zero = out.dtype.type(0)
     for ph in range(reads.shape[0]):
         s_at, t_at = _where(phase == ph), _where(reads[ph])
         ns, nt = s_at.shape[0], t_at.shape[0]
         if ns == 0 or nt == 0:
             continue  # no outputs, or outputs that read only holes: zeros
-        # this phase's taps, tap-major: the gather below reads them in order (taps[s_at[q], t]
+        # this phase's taps, tap-major: the gather reads them in order (taps[s_at[q], t]
         # strode through the table, a cache miss per column element)
         reads_at = np.empty((nt, ns), np.int64)
         for i in range(nt):
             for q in range(ns):
                 reads_at[i, q] = taps[s_at[q], t_at[i]]
-        kdim = in_ch * nt
-        chunk = max(1, min(n_out, _COLS_BUDGET // (kdim * ns)))
-        w = np.empty((per_group, kdim), out.dtype)
-        # one columns and one product buffer for every group and block (a per-example gradient
-        # has a group per example: 256 pairs of allocations a convolution)
-        cols_buf = np.empty(kdim * chunk * ns, out.dtype)
-        res_buf = np.empty(per_group * chunk * ns, out.dtype)
-        for g in range(groups):
+        chunk = max(1, min(n_out, _COLS_BUDGET // (in_ch * nt * ns)))
+        tasks = groups * (-(-n_out // chunk))
+        ctx = np.empty(_CONV_WORDS, np.int64)
+        ctx[0], ctx[1], ctx[2], ctx[3] = lhs.ctypes.data, lhs.shape[0], lhs.shape[1], lhs.shape[2]
+        ctx[4], ctx[5], ctx[6], ctx[7] = rhs.ctypes.data, rhs.shape[0], rhs.shape[1], rhs.shape[2]
+        ctx[8], ctx[9], ctx[10], ctx[11] = out.ctypes.data, n_out, o_feats, n_s
+        ctx[12], ctx[13], ctx[14] = reads_at.ctypes.data, nt, ns
+        ctx[15], ctx[16] = s_at.ctypes.data, t_at.ctypes.data
+        ctx[17], ctx[18], ctx[19] = feature_groups, batch_groups, chunk
+        if not _tasks_on_pool(ctx, tasks, out):
+            _conv_tasks(lhs, rhs, out, reads_at, s_at, t_at, feature_groups, batch_groups, chunk, 0, tasks)
+
+
+_CONV_WORDS = 20  # the int64 words of a phase's tasks (`_conv_gemm`'s ctx, `_conv_range`)
+
+
+@_kernel
+def _conv_tasks(lhs, rhs, out, reads_at, s_at, t_at, feature_groups, batch_groups, chunk, lo, hi):
+    """Tasks [lo, hi) of one phase of `_conv_gemm`: task t is group t // blocks and the block
+    of `chunk` batch entries t % blocks; it gathers the block's columns, multiplies them by
+    the group's kernel rows and writes the block's outputs of the group's features."""
+    n_out, o_feats, n_s = out.shape
+    in_ch = rhs.shape[1]
+    groups = max(feature_groups, batch_groups)
+    per_group = o_feats // groups
+    nt, ns = reads_at.shape
+    kdim = in_ch * nt
+    blocks = -(-n_out // chunk)
+    zero = out.dtype.type(0)
+    w = np.empty((per_group, kdim), out.dtype)
+    # one columns and one product buffer for a range of tasks (a per-example gradient has a
+    # group per example: 256 pairs of allocations a convolution); flat arrays and offsets:
+    # a view per row (lhs[n, c], out[n, o]) and a slice assignment per output row cost more
+    # than the rows' copies (a per-example gradient has 131k rows of 16)
+    cols_buf = np.empty(kdim * chunk * ns, out.dtype)
+    res_buf = np.empty(per_group * chunk * ns, out.dtype)
+    lhs_f, out_f = lhs.reshape(lhs.size), out.reshape(out.size)
+    in_sz = lhs.shape[2]
+    w_of = -1
+    for task in range(lo, hi):
+        g, n0 = task // blocks, (task % blocks) * chunk
+        if g != w_of:
             for o in range(per_group):
                 for c in range(in_ch):
                     for i in range(nt):
                         w[o, c * nt + i] = rhs[g * per_group + o, c, t_at[i]]
-            ch0 = g * in_ch if feature_groups > 1 else 0
-            for n0 in range(0, n_out, chunk):
-                nb = min(chunk, n_out - n0)
-                cols = cols_buf[:kdim * nb * ns].reshape((kdim, nb * ns))
-                for c in range(in_ch):
-                    for i in range(nt):
-                        row = c * nt + i
-                        for j in range(nb):
-                            src_n = g * n_out + n0 + j if batch_groups > 1 else n0 + j
-                            src, dst, at = lhs[src_n, ch0 + c], cols[row], j * ns
-                            for q in range(ns):
-                                p = reads_at[i, q]
-                                dst[at + q] = src[p] if p >= 0 else zero
-                res = res_buf[:per_group * nb * ns].reshape((per_group, nb * ns))
-                # res = w @ cols, as column-major res^T = cols^T @ w^T: one gemm through the
-                # BLAS table, so a program with a convolution can still become a native library
-                _xxgemm(0, 0, nb * ns, per_group, kdim, cols, 0, nb * ns, w, 0, kdim, res, 0, nb * ns)
-                for o in range(per_group):
-                    for j in range(nb):
-                        dst, src = out[n0 + j, g * per_group + o], res[o, j * ns:(j + 1) * ns]
-                        if ns == n_s:  # one phase: every output position, in order
-                            dst[:] = src
-                        else:
-                            for q in range(ns):
-                                dst[s_at[q]] = src[q]
+            w_of = g
+        ch0 = g * in_ch if feature_groups > 1 else 0
+        nb = min(chunk, n_out - n0)
+        width = nb * ns
+        for c in range(in_ch):
+            for i in range(nt):
+                row_at = (c * nt + i) * width
+                for j in range(nb):
+                    src_n = g * n_out + n0 + j if batch_groups > 1 else n0 + j
+                    src_at, at = (src_n * lhs.shape[1] + ch0 + c) * in_sz, row_at + j * ns
+                    for q in range(ns):
+                        p = reads_at[i, q]
+                        cols_buf[at + q] = lhs_f[src_at + p] if p >= 0 else zero
+        cols = cols_buf[:kdim * width].reshape((kdim, width))
+        res = res_buf[:per_group * width].reshape((per_group, width))
+        # res = w @ cols, as column-major res^T = cols^T @ w^T: one gemm through the BLAS
+        # table, so a program with a convolution can still become a native library
+        _xxgemm(0, 0, width, per_group, kdim, cols, 0, width, w, 0, kdim, res, 0, width)
+        for o in range(per_group):
+            for j in range(nb):
+                dst_at, src_at = ((n0 + j) * o_feats + g * per_group + o) * n_s, o * width + j * ns
+                if ns == n_s:  # one phase: every output position, in order
+                    for q in range(ns):
+                        out_f[dst_at + q] = res_buf[src_at + q]
+                else:
+                    for q in range(ns):
+                        out_f[dst_at + s_at[q]] = res_buf[src_at + q]
+
+
+@_kernel
+def _conv_range(ctx, lo, hi, lhs_f, rhs_f, out_f):
+    """`_conv_tasks` [lo, hi) of the phase `ctx` describes (`_conv_gemm`); the operands are
+    its flat arrays at ctx[0], ctx[4] and ctx[8]."""
+    lhs, rhs = lhs_f.reshape((ctx[1], ctx[2], ctx[3])), rhs_f.reshape((ctx[5], ctx[6], ctx[7]))
+    out = out_f.reshape((ctx[9], ctx[10], ctx[11]))
+    reads_at = numba.carray(_void_pointer(ctx[12]), (ctx[13], ctx[14]), np.int64)
+    s_at = numba.carray(_void_pointer(ctx[15]), ctx[14], np.int64)
+    t_at = numba.carray(_void_pointer(ctx[16]), ctx[13], np.int64)
+    _conv_tasks(lhs, rhs, out, reads_at, s_at, t_at, ctx[17], ctx[18], ctx[19], lo, hi)
+
+
+_TASK_SIGNATURE = types.void(types.voidptr, types.int64, types.int64)
+
+
+@numba.cfunc(_TASK_SIGNATURE, nopython=True, cache=True)
+def _conv_range_float32(ctx, lo, hi):
+    c = numba.carray(ctx, _CONV_WORDS, np.int64)
+    _conv_range(c, lo, hi, numba.carray(_void_pointer(c[0]), c[1] * c[2] * c[3], np.float32),
+                numba.carray(_void_pointer(c[4]), c[5] * c[6] * c[7], np.float32),
+                numba.carray(_void_pointer(c[8]), c[9] * c[10] * c[11], np.float32))
+
+
+@numba.cfunc(_TASK_SIGNATURE, nopython=True, cache=True)
+def _conv_range_float64(ctx, lo, hi):
+    c = numba.carray(ctx, _CONV_WORDS, np.int64)
+    _conv_range(c, lo, hi, numba.carray(_void_pointer(c[0]), c[1] * c[2] * c[3], np.float64),
+                numba.carray(_void_pointer(c[4]), c[5] * c[6] * c[7], np.float64),
+                numba.carray(_void_pointer(c[8]), c[9] * c[10] * c[11], np.float64))
+
+
+_task_table[TASK_DTYPES.index(types.float32)] = _conv_range_float32.address
+_task_table[TASK_DTYPES.index(types.float64)] = _conv_range_float64.address
 
 
 def _conv_compute(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups,

@@ -4,6 +4,7 @@ kernel for any number of convolutions and pools of one rank and dtype (literal a
 make Numba compile a specialization per distinct value), and the BLAS path equal to the
 direct loop."""
 import numpy as np
+import pytest
 
 import omnistage
 from omnistage import lax
@@ -54,3 +55,63 @@ def test_blas_convolution_equals_the_direct_loop():
         kn.conv(lhs, rhs, direct, *args)
         kn._conv_gemm(lhs, rhs, gemm, *args)
         np.testing.assert_allclose(gemm, direct, rtol=1e-12, atol=1e-12)
+
+
+# (lhs shape, rhs shape, in/kernel/out spatial, strides, pad_lo, lhs_dil, rhs_dil, groups, batch groups):
+# one phase; a transposed convolution (four phases); feature groups of one example each (a
+# per-example gradient); batch groups; big enough for several tasks a phase
+_TASK_CASES = [
+    ((64, 3, 196), (8, 3, 9), (14, 14), (3, 3), (12, 12), (1, 1), (0, 0), (1, 1), (1, 1), 1, 1),
+    ((48, 8, 25), (6, 8, 16), (5, 5), (4, 4), (13, 13), (1, 1), (3, 3), (2, 2), (1, 1), 1, 1),
+    ((6, 40, 169), (320, 1, 25), (13, 13), (5, 5), (4, 4), (1, 1), (0, 0), (1, 1), (2, 2), 40, 1),
+    ((40, 6, 100), (12, 6, 9), (10, 10), (3, 3), (8, 8), (1, 1), (0, 0), (1, 1), (1, 1), 1, 4),
+]
+
+
+def _pool_ready():
+    import time
+
+    from omnistage.codegen import blas_threads, gemm_pool
+
+    blas_threads.configure()
+    gemm_pool.start()
+    deadline = time.time() + 60
+    while not gemm_pool.ready() and time.time() < deadline:
+        time.sleep(0.02)
+    return gemm_pool
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("case", range(len(_TASK_CASES)))
+def test_convolution_tasks_give_the_same_bits_on_the_pool_alone_and_without_it(case, dtype):
+    """A phase's (group, block) tasks run on the GEMM pool's threads (kernels._tasks_on_pool)
+    when it is loaded: the result must not depend on that, nor equal the direct loop less."""
+    pool = _pool_ready()
+    lhs_shape, rhs_shape, *geometry, groups, bgroups = _TASK_CASES[case]
+    rng = np.random.default_rng(case)
+    lhs = rng.standard_normal(lhs_shape).astype(dtype)
+    rhs = rng.standard_normal(rhs_shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        lhs, rhs = lhs + 1j * rng.standard_normal(lhs_shape).astype(dtype), rhs + 1j * rng.standard_normal(rhs_shape).astype(dtype)
+    args = tuple(np.array(v, np.int64) for v in geometry) + (groups, bgroups)
+    out_shape = (lhs_shape[0] // bgroups, rhs_shape[0], int(np.prod(geometry[2])))
+    pooled, alone, without, direct = (np.full(out_shape, np.nan, dtype) for _ in range(4))
+    kn._conv_gemm(lhs, rhs, pooled, *args)
+    with pool.one_thread():
+        kn._conv_gemm(lhs, rhs, alone, *args)
+    saved = list(kn._task_table)
+    try:
+        kn._task_table[:] = [0] * len(saved)
+        kn._conv_gemm(lhs, rhs, without, *args)
+    finally:
+        kn._task_table[:] = saved
+    assert pooled.tobytes() == alone.tobytes() == without.tobytes()
+    kn.conv(lhs, rhs, direct, *args)
+    tol = 1e-4 if dtype in (np.float32, np.complex64) else 1e-10
+    np.testing.assert_allclose(pooled, direct, rtol=tol, atol=tol * 10)
+
+
+def test_a_phase_has_several_tasks_and_each_task_function_is_registered():
+    assert all(kn._task_table[:])  # float32 and float64 task functions
+    chunk = max(1, min(64, kn._COLS_BUDGET // (3 * 9 * 196)))
+    assert -(-64 // chunk) >= 4  # _TASK_CASES[0] is cut into tasks the pool can share
