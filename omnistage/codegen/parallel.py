@@ -249,7 +249,12 @@ class BuildChoice:
 
 _TOP_LOOP = re.compile(r"^    for (\w+) in range\((\d+)\):$")
 _LOOP = re.compile(r"^(\s*)for (\w+) in range\((\d+)\):$")
+# the blocked accumulation of a long float reduction (emit_cpu): blocks of B over [0, N), each
+# block's own loop at most B long
+_BLOCKS = re.compile(r"^(\s*)for (\w+) in range\(0, (\d+), (\d+)\):$")
+_BLOCK = re.compile(r"^(\s*)for (\w+) in range\((\w+), _rt\.imin\(\3 \+ (\d+), (\d+)\)\):$")
 _CONTROL = re.compile(r"^\s*(if .*:|elif .*:|else:)$")
+_AUGMENTED = re.compile(r"^(\w+) [-+*/]= [^=]")
 _ROW_BUFFER = re.compile(r"^    (\w+) = _rt\.empty\(.*# one row$")
 _WRITES_ARGUMENTS = re.compile(r"\bnp\.dot\(|\b_kn\.|\.sort\(|\.fill\(")
 
@@ -421,7 +426,10 @@ def _parallel_loop(before, var, extent, body, after):
     after_text = "\n".join(after)
     private = _row_buffers(before, body, after_text)
     if not _independent(var, body, private, after_text):
-        return None
+        swapped = _interchanged(var, extent, body)
+        if swapped is None or not _independent(swapped[0], swapped[2], private, after_text):
+            return None
+        var, extent, body = swapped
     kept, moved = [], []
     for line in before:
         m = _ROW_BUFFER.match(line)
@@ -432,6 +440,32 @@ def _parallel_loop(before, var, extent, body, after):
     reads, body = _hoist_rank0_reads(body, "\n".join(before + body) + after_text)
     loop = f"    for {var} in numba.prange({extent}):  # parallel: {work} statements over Numba's threads"
     return kept + reads + [loop] + moved + body
+
+
+def _interchanged(var, extent, body):
+    """(inner var, its extent, body) of the loop nest with its two outer loops swapped, or None
+    when the body is not reads of the outer index's elements followed by one loop. A
+    reduction over the leading axis (`g.sum(0)` of per-example gradients: each iteration adds
+    a row into the whole result) is not parallel over that axis but is over the next, where
+    each result element still sums the rows in order: the same bits. `_independent` decides
+    whether the swapped loop is parallel."""
+    at = 0
+    while at < len(body) and _indent(body[at]) == 2 and _HOISTED_READ.match(body[at].strip()):
+        at += 1
+    if at >= len(body):
+        return None
+    m = _LOOP.match(body[at])
+    if not m or _indent(body[at]) != 2 or any(_indent(line) < 3 for line in body[at + 1:] if line.strip()):
+        return None
+    inner_var, inner_extent = m.group(2), int(m.group(3))
+    if inner_extent < 2:
+        return None
+    swapped = [f"        for {var} in range({extent}):"] + ["    " + line for line in body[:at]] + body[at + 1:]
+    return inner_var, inner_extent, swapped
+
+
+# `x = a[_i0]`-like reads that the emitter hoists out of a loop nest's inner loops
+_HOISTED_READ = re.compile(r"^\w+ = \w+\[[\w, ]+\]$")
 
 
 _RANK0_READ = re.compile(r"\b(\w+)\[\(\)\]")
@@ -462,14 +496,27 @@ def _work(body, extent):
         while stack and stack[-1][0] >= depth:
             stack.pop()
         mult = stack[-1][1] if stack else extent
-        m = _LOOP.match(line)
-        if m:
-            stack.append((depth, mult * int(m.group(3))))
+        count = _loop_count(line)
+        if count is not None:
+            stack.append((depth, mult * count))
         elif line.lstrip().startswith(("for ", "while ")):
             return None
         else:
             total += mult
     return total
+
+
+def _loop_count(line):
+    """The iterations of a loop header with static extents (at most, for a block's loop), or
+    None when the line is not one."""
+    m = _LOOP.match(line)
+    if m:
+        return int(m.group(3))
+    m = _BLOCKS.match(line)
+    if m:
+        return -(-int(m.group(3)) // int(m.group(4)))
+    m = _BLOCK.match(line)
+    return int(m.group(4)) if m else None
 
 
 def _row_buffers(before, body, after_text):
@@ -491,10 +538,15 @@ def _independent(var, body, private, after_text):
     written, assigned = set(), set()
     for at, line in enumerate(body):
         text = line.strip()
-        if not text or text.startswith("#") or _LOOP.match(line) or _CONTROL.match(line):
+        if not text or text.startswith("#") or _loop_count(line) is not None or _CONTROL.match(line):
             continue
         if _WRITES_ARGUMENTS.search(text):
             return False
+        updated = _AUGMENTED.match(text)
+        if updated:  # `acc += x` reads acc: it must have been assigned in this iteration
+            if updated.group(1) not in assigned:
+                return False
+            continue
         targets = _assignment_targets(text)
         if targets is None:
             return False  # an expression statement or other form we do not reason about

@@ -50,8 +50,10 @@ def test_the_work_counts_inner_loops():
 
 
 @pytest.mark.parametrize("inner", [
-    # a column sum accumulated into the output row: every iteration writes the same elements
-    ["for _i1 in range(%d):" % BIG, "    s[_i1] = s[_i1] + x[_i0, _i1]"],
+    # a column sum accumulated into the output row, but the swapped loop reads a neighbour
+    ["for _i1 in range(%d):" % BIG, "    s[_i1] = s[_i1 - 1] + x[_i0, _i1]"],
+    # two loops under the first: not swapped
+    ["for _i1 in range(%d):" % BIG, "    s[_i1] = s[_i1] + x[_i0, _i1]", "for _i1 in range(2):", "    y[_i1] = x[_i0, _i1]"],
     # a scalar carried from one iteration to the next
     ["acc = acc + x[_i0]", "y[_i0] = acc"],
     ["y[_i0] = t", "t = x[_i0]"],
@@ -110,8 +112,36 @@ def test_a_row_buffer_used_after_the_loop_is_shared_and_keeps_the_loop_serial():
                  "for _i0 in range(512):",
                  "    for _i1 in range(512):",
                  "        e[_i1] = x[_i0, _i1] * np.float32(2.0)",
+                 "    for _i1 in range(512):",
+                 "        y[_i0, _i1] = e[_i1]",
                  "return (e,)")
     assert not parallel.parallelize(lines)[1]
+
+
+def test_a_sum_over_the_leading_axis_is_parallel_over_the_next_with_each_row_added_in_order():
+    """`g.sum(0)` adds each row into the whole result: not parallel over rows, but each
+    result element's sum is, over the next axis, with the rows still added in order."""
+    lines = body("s = _rt.full((512, 32), np.float32(0.0), np.float32)",
+                 "for _i0 in range(256):",
+                 "    w = scale[_i0]",
+                 "    for _i1 in range(512):",
+                 "        for _i2 in range(32):",
+                 "            t = x[_i0, _i1, _i2] * w",
+                 "            s[_i1, _i2] = s[_i1, _i2] + t",
+                 "return (s,)")
+    out, changed = parallel.parallelize(lines)
+    assert changed
+    assert out[1:4] == [f"    for _i1 in numba.prange(512):  # parallel: {256 + 2 * 256 * 512 * 32} statements over Numba's threads",
+                        "        for _i0 in range(256):", "            w = scale[_i0]"]
+    assert out[4:] == lines[4:]
+
+
+def test_a_leading_axis_sum_gives_the_serial_bits(monkeypatch):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((256, 64, 40)).astype(np.float32)
+    scale = (rng.random(256) + 0.5).astype(np.float32)
+    src = _parallel_equals_serial(lambda x, s: (x * s[:, None, None]).sum(0), (x, scale), monkeypatch)
+    assert "for _i1 in numba.prange(64):" in src
 
 
 def test_a_loop_with_a_non_literal_extent_stays_serial():
@@ -271,3 +301,12 @@ def test_calls_run_serial_while_the_parallel_build_compiles_in_the_background(mo
     assert ex._parallel_ready
     results += [np.asarray(compiled(x)) for _ in range(2)]
     assert all(r.tobytes() == results[0].tobytes() for r in results)
+
+
+def test_rows_of_long_float_sums_are_parallel(monkeypatch):
+    """A long float32 row sum accumulates in blocks (`range(0, n, B)`, `acc += block`, for
+    its accuracy): the rows are still independent."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((256, 8192)).astype(np.float32)
+    src = _parallel_equals_serial(lambda x: (x * x).sum(1), (x,), monkeypatch)
+    assert re.search(r"for _\w+ in range\(0, 8192, \d+\):", src) and "for _i0 in numba.prange(256):" in src, src
