@@ -226,6 +226,18 @@ def _tasks_on_pool(typingctx, ctx, count, like):
 
 
 @intrinsic
+def _typed_pointer(typingctx, address, like):
+    """The int64 `address` as a pointer to elements of the scalar `like`'s type."""
+    if not (isinstance(address, types.Integer) and isinstance(like, (types.Float, types.Complex))):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(like).as_pointer())
+
+    return types.CPointer(like)(address, like), codegen
+
+
+@intrinsic
 def _void_pointer(typingctx, address):
     """The int64 `address` as a void pointer (for numba.carray)."""
     if not isinstance(address, types.Integer):
@@ -1162,11 +1174,12 @@ def _conv_tasks(lhs, rhs, out, reads_at, s_at, t_at, feature_groups, batch_group
 
 
 @_kernel
-def _conv_range(ctx, lo, hi, lhs_f, rhs_f, out_f):
-    """`_conv_tasks` [lo, hi) of the phase `ctx` describes (`_conv_gemm`); the operands are
-    its flat arrays at ctx[0], ctx[4] and ctx[8]."""
-    lhs, rhs = lhs_f.reshape((ctx[1], ctx[2], ctx[3])), rhs_f.reshape((ctx[5], ctx[6], ctx[7]))
-    out = out_f.reshape((ctx[9], ctx[10], ctx[11]))
+def _conv_range(ctx, lo, hi, zero):
+    """`_conv_tasks` [lo, hi) of the phase `ctx` (int64 words) describes (`_conv_gemm`), its
+    operands of `zero`'s dtype."""
+    lhs = numba.carray(_typed_pointer(ctx[0], zero), (ctx[1], ctx[2], ctx[3]))
+    rhs = numba.carray(_typed_pointer(ctx[4], zero), (ctx[5], ctx[6], ctx[7]))
+    out = numba.carray(_typed_pointer(ctx[8], zero), (ctx[9], ctx[10], ctx[11]))
     reads_at = numba.carray(_void_pointer(ctx[12]), (ctx[13], ctx[14]), np.int64)
     s_at = numba.carray(_void_pointer(ctx[15]), ctx[14], np.int64)
     t_at = numba.carray(_void_pointer(ctx[16]), ctx[13], np.int64)
@@ -1178,18 +1191,12 @@ _TASK_SIGNATURE = types.void(types.voidptr, types.int64, types.int64)
 
 @numba.cfunc(_TASK_SIGNATURE, nopython=True, cache=True)
 def _conv_range_float32(ctx, lo, hi):
-    c = numba.carray(ctx, _CONV_WORDS, np.int64)
-    _conv_range(c, lo, hi, numba.carray(_void_pointer(c[0]), c[1] * c[2] * c[3], np.float32),
-                numba.carray(_void_pointer(c[4]), c[5] * c[6] * c[7], np.float32),
-                numba.carray(_void_pointer(c[8]), c[9] * c[10] * c[11], np.float32))
+    _conv_range(numba.carray(ctx, _CONV_WORDS, np.int64), lo, hi, np.float32(0))
 
 
 @numba.cfunc(_TASK_SIGNATURE, nopython=True, cache=True)
 def _conv_range_float64(ctx, lo, hi):
-    c = numba.carray(ctx, _CONV_WORDS, np.int64)
-    _conv_range(c, lo, hi, numba.carray(_void_pointer(c[0]), c[1] * c[2] * c[3], np.float64),
-                numba.carray(_void_pointer(c[4]), c[5] * c[6] * c[7], np.float64),
-                numba.carray(_void_pointer(c[8]), c[9] * c[10] * c[11], np.float64))
+    _conv_range(numba.carray(ctx, _CONV_WORDS, np.int64), lo, hi, np.float64(0))
 
 
 _task_table[TASK_DTYPES.index(types.float32)] = _conv_range_float32.address

@@ -447,8 +447,9 @@ def _interchanged(var, extent, body):
     when the body is not reads of the outer index's elements followed by one loop. A
     reduction over the leading axis (`g.sum(0)` of per-example gradients: each iteration adds
     a row into the whole result) is not parallel over that axis but is over the next, where
-    each result element still sums the rows in order: the same bits. `_independent` decides
-    whether the swapped loop is parallel."""
+    each result element still sums the rows in order: the same bits. Only a nest of three
+    loops or more is swapped, so the innermost loop still runs along rows (a strided column
+    sum does not vectorize). `_independent` decides whether the swapped loop is parallel."""
     at = 0
     while at < len(body) and _indent(body[at]) == 2 and _HOISTED_READ.match(body[at].strip()):
         at += 1
@@ -458,8 +459,8 @@ def _interchanged(var, extent, body):
     if not m or _indent(body[at]) != 2 or any(_indent(line) < 3 for line in body[at + 1:] if line.strip()):
         return None
     inner_var, inner_extent = m.group(2), int(m.group(3))
-    if inner_extent < 2:
-        return None
+    if inner_extent < 2 or not any(_loop_count(line) is not None for line in body[at + 1:]):
+        return None  # a loop must stay below the outer index: the innermost one is not strided
     swapped = [f"        for {var} in range({extent}):"] + ["    " + line for line in body[:at]] + body[at + 1:]
     return inner_var, inner_extent, swapped
 

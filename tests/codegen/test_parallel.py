@@ -52,6 +52,8 @@ def test_the_work_counts_inner_loops():
 @pytest.mark.parametrize("inner", [
     # a column sum accumulated into the output row, but the swapped loop reads a neighbour
     ["for _i1 in range(%d):" % BIG, "    s[_i1] = s[_i1 - 1] + x[_i0, _i1]"],
+    # a column sum of a matrix: swapped, its inner loop would stride down the columns
+    ["for _i1 in range(%d):" % BIG, "    s[_i1] = s[_i1] + x[_i0, _i1]"],
     # two loops under the first: not swapped
     ["for _i1 in range(%d):" % BIG, "    s[_i1] = s[_i1] + x[_i0, _i1]", "for _i1 in range(2):", "    y[_i1] = x[_i0, _i1]"],
     # a scalar carried from one iteration to the next
