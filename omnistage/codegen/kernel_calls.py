@@ -115,6 +115,7 @@ class EntryKernel(CPUDispatcher):
     intermediates (writable) share one overload instead of compiling the kernel twice."""
 
     read_only = ()
+    on_overload = None  # called with each overload's argument types once it is added
 
     def get_call_template(self, args, kws):
         if self.read_only:
@@ -130,6 +131,8 @@ class EntryKernel(CPUDispatcher):
         # bound in linked mode too: a kernel loaded from the cache there may call this one
         # through its cell (LLVM aborts the process on a symbol it cannot resolve)
         _bind(rebind.symbol, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+        if self.on_overload is not None:
+            self.on_overload(tuple(cres.signature.args))
         if _linked:
             return
         ctx = self.targetctx

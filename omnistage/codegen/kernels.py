@@ -14,6 +14,7 @@ Imports Numba (and Numba's LAPACK bindings for the real eigenproblem): only the 
 imports this module, lazily.
 """
 import ctypes
+import threading
 
 import numba
 import numpy as np
@@ -992,6 +993,9 @@ def conv_in_layout(lhs, rhs, out, params):
     permuted_copy(buf.reshape(buf.size), spec_shape, out_perm, out.reshape(out.size))
 
 
+conv_in_layout.on_overload = lambda argtypes: prepare_conv_tasks(argtypes[2].dtype)
+
+
 @_entry
 def conv(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups, batch_groups):
     """Direct convolution into `out` (N', O, S_out) of lhs (N, C, S_in) with rhs (O, I, K), all
@@ -1189,18 +1193,34 @@ def _conv_range(ctx, lo, hi, zero):
 _TASK_SIGNATURE = types.void(types.voidptr, types.int64, types.int64)
 
 
-@numba.cfunc(_TASK_SIGNATURE, nopython=True, cache=True)
-def _conv_range_float32(ctx, lo, hi):
+def _conv_range_float32(ctx, lo, hi):  # made a cfunc by prepare_conv_tasks
     _conv_range(numba.carray(ctx, _CONV_WORDS, np.int64), lo, hi, np.float32(0))
 
 
-@numba.cfunc(_TASK_SIGNATURE, nopython=True, cache=True)
 def _conv_range_float64(ctx, lo, hi):
     _conv_range(numba.carray(ctx, _CONV_WORDS, np.int64), lo, hi, np.float64(0))
 
 
-_task_table[TASK_DTYPES.index(types.float32)] = _conv_range_float32.address
-_task_table[TASK_DTYPES.index(types.float64)] = _conv_range_float64.address
+_CONV_TASK_FUNCTIONS = {types.float32: _conv_range_float32, types.float64: _conv_range_float64}
+_task_cfuncs = {}  # dtype -> the compiled cfunc (kept alive: the table holds its address)
+_task_lock = threading.Lock()
+
+
+def prepare_conv_tasks(dtype):
+    """Compile (or load from Numba's cache) the convolution task function of `dtype` (a Numba
+    or NumPy dtype) and enter its address in the task table, once per process. Called when a
+    convolution kernel of that dtype is first compiled or loaded in a process (conv_in_layout's
+    `on_overload`, whether a library or a Numba build calls it), so a process, or a fresh
+    machine (~5 s a dtype), pays for no dtype it does not convolve. Until then that dtype's
+    tasks run on the caller: the same bits."""
+    nb_dtype = dtype if isinstance(dtype, types.Type) else numba.from_dtype(np.dtype(dtype))
+    if nb_dtype not in _CONV_TASK_FUNCTIONS:
+        return
+    with _task_lock:
+        if nb_dtype not in _task_cfuncs:
+            compiled = numba.cfunc(_TASK_SIGNATURE, nopython=True, cache=True)(_CONV_TASK_FUNCTIONS[nb_dtype])
+            _task_cfuncs[nb_dtype] = compiled
+            _task_table[TASK_DTYPES.index(nb_dtype)] = compiled.address
 
 
 def _conv_compute(lhs, rhs, out, in_sp, k_sp, out_sp, strides, pad_lo, lhs_dil, rhs_dil, feature_groups,

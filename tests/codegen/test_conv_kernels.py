@@ -87,6 +87,7 @@ def test_convolution_tasks_give_the_same_bits_on_the_pool_alone_and_without_it(c
     """A phase's (group, block) tasks run on the GEMM pool's threads (kernels._tasks_on_pool)
     when it is loaded: the result must not depend on that, nor equal the direct loop less."""
     pool = _pool_ready()
+    kn.prepare_conv_tasks(dtype)  # what a program's convolution kernel of this dtype does first
     lhs_shape, rhs_shape, *geometry, groups, bgroups = _TASK_CASES[case]
     rng = np.random.default_rng(case)
     lhs = rng.standard_normal(lhs_shape).astype(dtype)
@@ -112,6 +113,28 @@ def test_convolution_tasks_give_the_same_bits_on_the_pool_alone_and_without_it(c
 
 
 def test_a_phase_has_several_tasks_and_each_task_function_is_registered():
-    assert all(kn._task_table[:])  # float32 and float64 task functions
+    for dtype in (np.float32, np.float64):
+        kn.prepare_conv_tasks(dtype)
+    assert all(kn._task_table[:])
     chunk = max(1, min(64, kn._COLS_BUDGET // (3 * 9 * 196)))
     assert -(-64 // chunk) >= 4  # _TASK_CASES[0] is cut into tasks the pool can share
+
+
+def test_a_process_prepares_the_task_function_of_the_dtypes_it_convolves_only():
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np
+        import omnistage
+        from omnistage import lax
+        from omnistage.codegen import kernels as kn
+        assert not any(kn._task_table[:])
+        x = np.ones((2, 6, 6, 3), np.float32); w = np.ones((3, 3, 3, 4), np.float32)
+        omnistage.jit(lambda a, b: lax.conv_general_dilated(a, b, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")))(x, w)
+        f32, f64 = kn.TASK_DTYPES.index(kn.types.float32), kn.TASK_DTYPES.index(kn.types.float64)
+        assert kn._task_table[f32] and not kn._task_table[f64], list(kn._task_table)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
