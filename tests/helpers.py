@@ -53,3 +53,22 @@ def check_staged(fun, *args, rtol=1e-6, atol=1e-6, **kwargs):
     checked = interpret_checked(program, *[np.asarray(x) for x in flat])
     assert_same(tree_util.tree_leaves(eager), [np.asarray(c) for c in checked], rtol, atol)
     return eager
+
+
+def gemm_pool_ready():
+    """The GEMM pool (codegen/gemm_pool.py) loaded in this process, with one OpenBLAS thread as
+    compiled programs run it; the test is skipped where there is none (no C compiler, one core)."""
+    import time
+
+    import pytest
+
+    from omnistage.codegen import blas_threads, gemm_pool
+
+    blas_threads.configure()
+    gemm_pool.start()
+    deadline = time.time() + 60
+    while not gemm_pool.ready() and time.time() < deadline:
+        time.sleep(0.02)
+    if not gemm_pool.ready():
+        pytest.skip("no GEMM pool here (no C compiler, or one core)")
+    return gemm_pool

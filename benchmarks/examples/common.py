@@ -153,7 +153,7 @@ def time_program(example, program, call, n_steady):
                 warmup.append(time.perf_counter() - start)
     record = {
         "example": example, "program": program, "backend": BACKEND, "size": SIZE,
-        "first_s": times[0], "steady_s": times[1:], "warmup_s": warmup,
+        "first_s": times[0], "steady_s": times[1:], "warmup_s": warmup, "warmup_target_s": WARMUP_S,
         "median_s": statistics.median(times[1:]) if n_steady else None,
         # the process's CPU time over its wall time in the steady calls: how many cores the
         # backend kept busy (JAX's CPU runtime uses more than one under --threads 1)

@@ -104,18 +104,6 @@ def _settle(cache_dir, timeout=120.0):
             continue
 
 
-def common_warmup_s():
-    """The warm-up every backend gets (common.WARMUP_S), read without importing a backend."""
-    import ast
-
-    with open(os.path.join(ROOT, "benchmarks", "examples", "common.py")) as f:
-        tree = ast.parse(f.read())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "WARMUP_S":
-            return float(ast.literal_eval(node.value))
-    return 0.0
-
-
 def _last_line(text):
     lines = [line for line in (text or "").strip().splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
@@ -204,7 +192,7 @@ def main(argv=None):
     remarks += [f"- {ex} {r['program']} on {b}: warmed up {sum(r['warmup_s']):.1f} s ({len(r['warmup_s'])} calls, "
                 f"median {_seconds(statistics.median(r['warmup_s']))}) until its optimized build arrived"
                 for (ex, b), (records, _, _) in results.items() for r in records
-                if r.get("warmup_s") and sum(r["warmup_s"]) > common_warmup_s() + 0.5]
+                if r.get("warmup_s") and sum(r["warmup_s"]) > r.get("warmup_target_s", 0.0) + 0.5]
     if remarks:
         print("\n" + "\n".join(remarks))
     if args.json:

@@ -228,26 +228,15 @@ def _tasks_on_pool(typingctx, ctx, count, like):
 
 @intrinsic
 def _typed_pointer(typingctx, address, like):
-    """The int64 `address` as a pointer to elements of the scalar `like`'s type."""
-    if not (isinstance(address, types.Integer) and isinstance(like, (types.Float, types.Complex))):
+    """The int64 `address` as a pointer to elements of the scalar `like`'s type (for
+    numba.carray)."""
+    if not (isinstance(address, types.Integer) and isinstance(like, (types.Integer, types.Float, types.Complex))):
         return None
 
     def codegen(context, builder, sig, args):
         return builder.inttoptr(args[0], context.get_value_type(like).as_pointer())
 
     return types.CPointer(like)(address, like), codegen
-
-
-@intrinsic
-def _void_pointer(typingctx, address):
-    """The int64 `address` as a void pointer (for numba.carray)."""
-    if not isinstance(address, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.inttoptr(args[0], _VOID_P)
-
-    return types.voidptr(address), codegen
 
 
 @_kernel
@@ -1184,9 +1173,9 @@ def _conv_range(ctx, lo, hi, zero):
     lhs = numba.carray(_typed_pointer(ctx[0], zero), (ctx[1], ctx[2], ctx[3]))
     rhs = numba.carray(_typed_pointer(ctx[4], zero), (ctx[5], ctx[6], ctx[7]))
     out = numba.carray(_typed_pointer(ctx[8], zero), (ctx[9], ctx[10], ctx[11]))
-    reads_at = numba.carray(_void_pointer(ctx[12]), (ctx[13], ctx[14]), np.int64)
-    s_at = numba.carray(_void_pointer(ctx[15]), ctx[14], np.int64)
-    t_at = numba.carray(_void_pointer(ctx[16]), ctx[13], np.int64)
+    reads_at = numba.carray(_typed_pointer(ctx[12], ctx[13]), (ctx[13], ctx[14]))  # int64s, as ctx
+    s_at = numba.carray(_typed_pointer(ctx[15], ctx[13]), ctx[14])
+    t_at = numba.carray(_typed_pointer(ctx[16], ctx[13]), ctx[13])
     _conv_tasks(lhs, rhs, out, reads_at, s_at, t_at, ctx[17], ctx[18], ctx[19], lo, hi)
 
 

@@ -9,6 +9,7 @@ import pytest
 import omnistage
 from omnistage import lax
 from omnistage.codegen import kernels as kn
+from tests.helpers import gemm_pool_ready
 
 NHWC = ("NHWC", "HWIO", "NHWC")
 
@@ -68,25 +69,12 @@ _TASK_CASES = [
 ]
 
 
-def _pool_ready():
-    import time
-
-    from omnistage.codegen import blas_threads, gemm_pool
-
-    blas_threads.configure()
-    gemm_pool.start()
-    deadline = time.time() + 60
-    while not gemm_pool.ready() and time.time() < deadline:
-        time.sleep(0.02)
-    return gemm_pool
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
 @pytest.mark.parametrize("case", range(len(_TASK_CASES)))
 def test_convolution_tasks_give_the_same_bits_on_the_pool_alone_and_without_it(case, dtype):
     """A phase's (group, block) tasks run on the GEMM pool's threads (kernels._tasks_on_pool)
     when it is loaded: the result must not depend on that, nor equal the direct loop less."""
-    pool = _pool_ready()
+    pool = gemm_pool_ready()
     kn.prepare_conv_tasks(dtype)  # what a program's convolution kernel of this dtype does first
     lhs_shape, rhs_shape, *geometry, groups, bgroups = _TASK_CASES[case]
     rng = np.random.default_rng(case)

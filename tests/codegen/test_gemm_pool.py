@@ -13,18 +13,9 @@ import time
 import numpy as np
 import pytest
 
-from omnistage.codegen import blas_table, blas_threads, gemm_pool
+from omnistage.codegen import blas_table, gemm_pool
 from omnistage.codegen import kernels as kn
-
-
-def _ready():
-    blas_threads.configure()
-    gemm_pool.start()
-    deadline = time.time() + 60
-    while not gemm_pool.ready() and time.time() < deadline:
-        time.sleep(0.02)
-    if not gemm_pool.ready():
-        pytest.skip("no GEMM pool here (no C compiler, or one core)")
+from tests.helpers import gemm_pool_ready
 
 
 def _operands(M, K, N, ta, tb, dtype, seed=0):
@@ -42,7 +33,7 @@ SHAPES = [(32, 784, 512, 0, 0), (784, 32, 512, 1, 0), (300, 200, 130, 0, 1), (13
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_the_pool_gives_the_serial_kernels_bits(shape, dtype):
-    _ready()
+    gemm_pool_ready()
     M, K, N, ta, tb = shape
     a, b, p = _operands(M, K, N, ta, tb, dtype)
     assert kn.gemm_blocks.py_func(M, N, K)[0] > 1  # the pool has blocks to share
@@ -58,7 +49,7 @@ def test_the_pool_gives_the_serial_kernels_bits(shape, dtype):
 
 
 def test_without_the_pool_the_kernel_runs_its_blocks_itself():
-    _ready()
+    gemm_pool_ready()
     a, b, p = _operands(64, 900, 700, 0, 0, np.float32)
     want, got = np.empty((1, 64, 700), np.float32), np.empty((1, 64, 700), np.float32)
     kn.matmul(a, b, want, p)
@@ -72,7 +63,7 @@ def test_without_the_pool_the_kernel_runs_its_blocks_itself():
 
 
 def test_python_threads_multiplying_at_once_get_their_own_products():
-    _ready()
+    gemm_pool_ready()
     jobs = [_operands(96, 800, 600, i % 2, 0, np.float32, seed=i) for i in range(6)]
     want = []
     for a, b, p in jobs:
@@ -100,7 +91,7 @@ def test_python_threads_multiplying_at_once_get_their_own_products():
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
 def test_a_forked_child_multiplies_without_the_parents_workers():
-    _ready()
+    gemm_pool_ready()
     a, b, p = _operands(64, 900, 700, 0, 0, np.float32)
     want = np.empty((1, 64, 700), np.float32)
     kn.matmul(a, b, want, p)
