@@ -1200,8 +1200,8 @@ def prepare_conv_tasks(dtype):
     or NumPy dtype) and enter its address in the task table, once per process. Called when a
     convolution kernel of that dtype is first compiled or loaded in a process (conv_in_layout's
     `on_overload`, whether a library or a Numba build calls it), so a process, or a fresh
-    machine (2.6 s for float32 after the convolution kernel's own 9.4 s), pays for no dtype it does not convolve. Until then that dtype's
-    tasks run on the caller: the same bits."""
+    machine (2.6 s for float32 after the convolution kernel's own 9.4 s), pays for no dtype it
+    does not convolve. Until then that dtype's tasks run on the caller: the same bits."""
     nb_dtype = dtype if isinstance(dtype, types.Type) else numba.from_dtype(np.dtype(dtype))
     if nb_dtype not in _CONV_TASK_FUNCTIONS:
         return
