@@ -7,7 +7,7 @@ import ast
 
 import numpy as np
 
-from . import c_complex, c_sort
+from . import c_complex, c_conv, c_sort
 from .c_types import (COMPLEX_PART, COMPLEX_SUFFIX, C_TYPES, FLOAT_NAME, Arr, Scalar, Unsupported, arith_type, c_literal,
                       c_strides, copy_lines, is_int, wide)
 
@@ -408,6 +408,30 @@ def numba_kernel_call(tr, node, depth):
     tr.emit(f"  if ({status} != 0) goto os_fail; }}", depth)
 
 
+def _conv_in_layout(tr, node, depth):
+    """kernels.conv_in_layout(lhs, rhs, out, params) with float32 or float64 operands of one dtype:
+    c_conv's function of that dtype (compiled once per machine, no Numba in the process); other
+    dtypes call the kernel's Numba build."""
+    if len(node.args) != 4 or not isinstance(node.args[3], ast.Name) or node.args[3].id not in tr.m.consts:
+        return numba_kernel_call(tr, node, depth)
+    operands = [tr.expr(a, depth) for a in node.args[:3]]
+    if not all(isinstance(t, Arr) for _, t in operands) or len({t.dtype for _, t in operands}) != 1 \
+            or c_conv.function(operands[0][1].dtype) is None:
+        return numba_kernel_call(tr, node, depth)
+    (lhs, tl), (rhs, tk), (out, to) = (_dense(tr, code, t, depth) for code, t in operands)
+    c_params, _, params = tr.m.consts[node.args[3].id]
+    if int(params[0]) != len(tl.shape) or len(tk.shape) != len(tl.shape) or to.size != int(np.prod(params[1 + 3 * len(tl.shape):1 + 4 * len(tl.shape)])):
+        raise Unsupported("conv_in_layout operands do not match its params")
+    tr.m.sections.add("conv")
+    tr.m.uses_gemm = True
+
+    def shape(t):
+        return "(const int64_t[]){" + ", ".join(f"{d}LL" for d in t.shape) + "}"
+
+    tr.emit(f"if ({c_conv.function(to.dtype)}({lhs}, {shape(tl)}, {rhs}, {shape(tk)}, {out}, {c_params})) goto os_fail;",
+            depth)
+
+
 def _strided_copy(tr, node, depth):
     """kernels.strided_copy(src, dst, params): c_runtime's os_strided_copy on the module's
     constant params; positions are flat C-order ones, which are memory offsets for the
@@ -679,7 +703,7 @@ def _svd(tr, node, depth):
 
 KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig,
                      "_kn.cholesky": _cholesky, "_kn.eigh": _eigh, "_kn.refine_sort": _refine_sort,
-                     "_kn.svd": _svd}
+                     "_kn.svd": _svd, "_kn.conv_in_layout": _conv_in_layout}
 # kernels called for their results (`x = _kn.f(...)`, `a, b = _kn.f(...)`): [(C array, type)]
 KERNEL_RESULTS = {"_kn.lu": _lu, "_kn.forward_substitution": _forward_substitution,
                   "_kn.lu_pivots_to_permutation": _lu_pivots_to_permutation,

@@ -23,21 +23,11 @@ this tier builds and the same program's Numba build may differ in the last bits;
 one build (c_tier), so its results do not change from call to call.
 
 Compile time: the kernel is a separate translation unit (SOURCE), compiled once per machine
-and compiler flags into an object file kept in the private cache with a tagged record of its
-SHA-256 (as native libraries are), and linked into each library whose module has a float32
-product (c_translate's section "sgemm": STUB, which registers it with os_matmul through a
-constructor). Compiled with every such program it cost 160 ms of each one's first call; linked,
-it costs nothing after the first. The object's bytes are checked against the record and copied
-into the build's private directory before the linker reads them. Without a cache the object is
-built for the process (once) all the same.
+and compiler flags into an object file (c_objects) linked into each library whose module has a
+float32 product (c_translate's section "sgemm": STUB, which registers it with os_matmul through
+a constructor). Compiled with every such program it cost 160 ms of each one's first call.
 """
-import hashlib
-import os
-import subprocess
-import tempfile
-import threading
-
-from . import aot_trust
+from . import c_objects
 
 # the section a translated module gets: os_matmul's hook, filled when the library loads
 STUB = r"""
@@ -213,39 +203,8 @@ void omnistage_sgemm_f(const char *ta, const char *tb, const int *m, const int *
 int64_t omnistage_sgemm_panel(void) { return OS_SG_NR; }
 """
 
-_lock = threading.Lock()
-_objects = {}  # build key -> the object's bytes (None: it does not compile here)
-
 
 def object_bytes(cc, flags):
-    """The kernel compiled by `cc` with `flags` (the native tier's, less linking) as object code:
-    from the cache when its record vouches for its bytes, else compiled now (once per machine
-    and flags, ~0.25 s) and published. None when it does not compile."""
-    flags = [f for f in flags if f != "-shared"]
-    key = hashlib.sha256("\0".join([SOURCE, *cc, *flags]).encode()).hexdigest()[:16]
-    name, record_name = f"omnistage_sgemm_{key}.o", f"omnistage_sgemm_{key}.json"
-    with _lock:
-        if key not in _objects:
-            _objects[key] = _cached(name, record_name) or _compile(cc, flags, name, record_name)
-        return _objects[key]
-
-
-def _cached(name, record_name):
-    record = aot_trust.read_record(record_name)
-    if record is None or record.get("object") != name:
-        return None
-    return aot_trust.object_bytes(record, record_name)  # (evicted or changed: compiled again)
-
-
-def _compile(cc, flags, name, record_name):
-    with tempfile.TemporaryDirectory(prefix="omnistage-sgemm-") as work:
-        with open(os.path.join(work, "sgemm.c"), "w", encoding="utf-8") as f:
-            f.write(SOURCE)
-        done = subprocess.run([*cc, *flags, "-fvisibility=hidden", "-c", "-o", "sgemm.o", "sgemm.c"], cwd=work,
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            return None
-        with open(os.path.join(work, "sgemm.o"), "rb") as f:
-            data = f.read()
-    aot_trust.publish(name, data, record_name, field="object")
-    return data
+    """The kernel compiled by `cc` with `flags` as object code (c_objects: once per machine and
+    flags, ~0.25 s), None when it does not compile."""
+    return c_objects.object_bytes("sgemm", SOURCE, cc, flags)

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..staging import literals
-from . import blas_threads, emit_cpu, index_maps
+from . import blas_threads, emit_cpu, index_maps, parallel
 from .emit_cpu import _loc_comment, dtype_expr, zeros_expr
 
 
@@ -562,7 +562,9 @@ def _emit_conv(em, e):
         + (p["feature_group_count"], p["batch_group_count"])
     )
     if oa.dtype.kind in "fc":
-        blas_threads.configure()  # the kernel multiplies floats with BLAS (np.dot)
+        # the kernel multiplies floats with BLAS (the native tier's emission, threads=None, asks
+        # without importing Numba, as emit_cpu's products)
+        blas_threads.configure(parallel.likely_enabled() if em.module.threads is None else None)
     _alloc(em, out, oa.shape, oa.dtype)
     em.line(f"_kn.conv_in_layout({_contiguous(em, lhs)}, {_contiguous(em, rhs)}, {out}, {em.module.param_array(params)})")
 

@@ -356,8 +356,58 @@ def test_runtime_kernels_without_a_c_rule_run_their_numba_build_from_c():
         q, r = xnp.linalg.qr(g[0, 0])
         return conv, g, xnp.abs(r)
     native = _check(f, x, w, y, rtol=1e-4, atol=1e-4)
-    assert {name for name, _ in native.record["numba_kernels"]} == {"conv_in_layout", "reduce_window_chooser",
+    # (float convolutions are C's own: c_conv)
+    assert {name for name, _ in native.record["numba_kernels"]} == {"reduce_window_chooser",
                                                                     "select_and_scatter_add", "qr"}
+
+
+# (lhs shape, rhs shape, dimension numbers, strides, padding, lhs dilation, rhs dilation, feature
+# groups, batch groups): layouts that need relayouts in and out, strides with padding, a
+# transposed convolution (lhs dilation: several phases), dilated kernels, per-example feature
+# groups, batch groups (a kernel's gradient), 1-D and 3-D, zero-sized, and big enough for tasks
+# on the pool
+_CONV_CASES = [
+    ((2, 7, 6, 3), (3, 2, 3, 6), ("NHWC", "HWIO", "NHWC"), (2, 1), ((1, 0), (0, 2)), (1, 1), (1, 2), 1, 1),
+    ((3, 4, 9, 8), (6, 4, 3, 3), ("NCHW", "OIHW", "NCHW"), (1, 1), "SAME", (2, 2), (1, 1), 1, 1),
+    ((2, 9, 8, 6), (3, 3, 2, 6), ("NHWC", "HWIO", "NCHW"), (1, 2), "VALID", (2, 1), (1, 1), 3, 1),
+    ((4, 5, 5, 3), (3, 3, 3, 4), ("NHWC", "HWIO", "NHWC"), (1, 1), "SAME", (1, 1), (1, 1), 1, 2),
+    ((2, 11, 3), (4, 3, 5), ("NWC", "WIO", "NWC"), (3,), ((2, 1),), (1,), (2,), 1, 1),
+    ((1, 2, 4, 5, 3), (2, 2, 3, 2, 3), ("NCDHW", "OIDHW", "NCDHW"), (1, 2, 1), "SAME", (1, 1, 2), (1, 1, 1), 1, 1),
+    ((0, 6, 6, 3), (3, 3, 3, 4), ("NHWC", "HWIO", "NHWC"), (1, 1), "SAME", (1, 1), (1, 1), 1, 1),
+    ((64, 14, 14, 3), (3, 3, 3, 8), ("NHWC", "HWIO", "NHWC"), (1, 1), "VALID", (1, 1), (1, 1), 1, 1),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_CONV_CASES)))
+def test_float_convolutions_run_in_c_with_the_numba_kernels_bits(case, dtype):
+    lhs_shape, rhs_shape, dims, strides, padding, lhs_dil, rhs_dil, groups, bgroups = _CONV_CASES[case]
+    rng = np.random.default_rng(case)
+    x = rng.standard_normal(lhs_shape).astype(dtype)
+    w = rng.standard_normal(rhs_shape).astype(dtype)
+
+    def f(x, w):
+        return lax.conv_general_dilated(x, w, strides, padding, lhs_dilation=lhs_dil, rhs_dilation=rhs_dil,
+                                        dimension_numbers=dims, feature_group_count=groups,
+                                        batch_group_count=bgroups)
+    native = _check(f, x, w, rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-4 if dtype == np.float32 else 1e-10)
+    assert "numba_kernels" not in native.record and native.record["blas_table"] == (x.size > 0)
+    got = np.asarray(native(x, w)[0])
+    want = np.asarray(NumbaProgram(native.program)(x, w)[0])  # kernels.conv_in_layout
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def test_c_convolutions_run_their_tasks_on_the_pool_with_the_bits_of_one_thread():
+    from tests.helpers import gemm_pool_ready
+
+    pool = gemm_pool_ready()
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 14, 14, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 3, 8)).astype(np.float32)
+    native, (pooled,) = _native(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=(
+        "NHWC", "HWIO", "NHWC")), x, w)
+    with pool.one_thread():
+        alone = np.asarray(native(x, w)[0])
+    assert native.record["tier"] == "c" and pooled.tobytes() == alone.tobytes()
 
 
 NUMBA_KERNELS_SCRIPT = """
@@ -367,7 +417,8 @@ import omnistage as fw
 from omnistage import lax
 x = np.arange(2 * 3 * 7 * 7, dtype=np.float32).reshape(2, 3, 7, 7) / 50
 w = np.cos(np.arange(4 * 3 * 3 * 3, dtype=np.float32)).reshape(4, 3, 3, 3)
-f = fw.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW")) + 1.0)
+f = fw.jit(lambda x, w: lax.reduce_window(lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW")),
+                                          -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 1, 1), "VALID") + 1.0)
 y = np.asarray(f(x, w))
 np.save(sys.argv[1], y)
 """
@@ -384,10 +435,11 @@ def test_a_library_calling_numba_kernels_loads_them_in_a_later_process(tmp_path)
         outs.append(np.load(out))
     x = np.arange(2 * 3 * 7 * 7, dtype=np.float32).reshape(2, 3, 7, 7) / 50
     w = np.cos(np.arange(4 * 3 * 3 * 3, dtype=np.float32)).reshape(4, 3, 3, 3)
-    want = np.zeros((2, 4, 5, 5))
+    conv = np.zeros((2, 4, 5, 5))
     for i in range(5):
         for j in range(5):
-            want[:, :, i, j] = np.einsum("ncab,ocab->no", x[:, :, i:i + 3, j:j + 3], w)
+            conv[:, :, i, j] = np.einsum("ncab,ocab->no", x[:, :, i:i + 3, j:j + 3], w)
+    want = np.max([conv[:, :, i:i + 4, j:j + 4] for i in (0, 1) for j in (0, 1)], axis=0)  # a 2x2 max pool
     np.testing.assert_allclose(outs[0], want + 1.0, rtol=1e-5, atol=1e-5)
     assert outs[0].tobytes() == outs[1].tobytes()
     records = [json.loads(p.read_text()) for p in (tmp_path / "cache").rglob("omnistage_aot_*.json")]
