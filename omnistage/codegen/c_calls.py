@@ -7,7 +7,7 @@ import ast
 
 import numpy as np
 
-from . import c_complex, c_conv, c_sort
+from . import c_complex, c_conv, c_sort, c_windows
 from .c_types import (COMPLEX_PART, COMPLEX_SUFFIX, C_TYPES, FLOAT_NAME, Arr, Scalar, Unsupported, arith_type, c_literal,
                       c_strides, copy_lines, is_int, wide)
 
@@ -432,6 +432,37 @@ def _conv_in_layout(tr, node, depth):
             depth)
 
 
+def _window_kernel(tr, node, depth):
+    """kernels.reduce_window_chooser / select_and_gather_add / select_and_scatter_add(arrays..., out,
+    params, identity) with operands of one dtype c_windows has: its C function; other dtypes call
+    the kernels' Numba builds."""
+    name = dotted(node.func)[len("_kn."):]
+    *arrays, params_node, identity_node = node.args
+    if node.keywords or not isinstance(params_node, ast.Name) or params_node.id not in tr.m.consts:
+        return numba_kernel_call(tr, node, depth)
+    operands = [tr.expr(a, depth) for a in arrays]
+    identity, ti = tr.expr(identity_node, depth)
+    if not all(isinstance(t, Arr) for _, t in operands) or len({t.dtype for _, t in operands}) != 1 \
+            or not isinstance(ti, Scalar) or ti.dtype != operands[0][1].dtype \
+            or c_windows.function(name, ti.dtype) is None:
+        return numba_kernel_call(tr, node, depth)
+    dense = [_dense(tr, code, t, depth) for code, t in operands]
+    c_params = tr.m.consts[params_node.id][0]
+    tr.m.sections.add("windows")
+
+    def shape(t):
+        return "(const int64_t[]){" + ", ".join(f"{d}LL" for d in t.shape) + "}"
+
+    (out, to), (x, tx) = dense[-1], dense[-2]
+    nd = len(tx.shape)
+    if name == "select_and_scatter_add":  # (source, x, out): the windows are the source's positions
+        (source, ts) = dense[0]
+        args = [source, shape(ts), x, shape(tx), f"{nd}LL", out]
+    else:  # (x, out) or (t, x, out): the windows are out's positions
+        args = [*(code for code, _ in dense[:-2]), x, shape(tx), f"{nd}LL", out, shape(to)]
+    tr.emit(f"if ({c_windows.function(name, ti.dtype)}({', '.join(args)}, {c_params}, {identity})) goto os_fail;", depth)
+
+
 def _strided_copy(tr, node, depth):
     """kernels.strided_copy(src, dst, params): c_runtime's os_strided_copy on the module's
     constant params; positions are flat C-order ones, which are memory offsets for the
@@ -703,7 +734,8 @@ def _svd(tr, node, depth):
 
 KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig,
                      "_kn.cholesky": _cholesky, "_kn.eigh": _eigh, "_kn.refine_sort": _refine_sort,
-                     "_kn.svd": _svd, "_kn.conv_in_layout": _conv_in_layout}
+                     "_kn.svd": _svd, "_kn.conv_in_layout": _conv_in_layout,
+                     **{f"_kn.{name}": _window_kernel for name in c_windows.FUNCTIONS}}
 # kernels called for their results (`x = _kn.f(...)`, `a, b = _kn.f(...)`): [(C array, type)]
 KERNEL_RESULTS = {"_kn.lu": _lu, "_kn.forward_substitution": _forward_substitution,
                   "_kn.lu_pivots_to_permutation": _lu_pivots_to_permutation,

@@ -292,9 +292,8 @@ PROTOTYPE {
 }
 """
 
-SOURCE = _COMMON.replace("LOOP_SLOT_VALUE", str(blas_table.LOOP_SLOT)) + "".join(
-    f"\n#define T {ct}\n" + _TYPED.replace("PROTOTYPE", _PROTOTYPE).replace("GEMM_SLOT", str(slot)).replace("SUF", suf)
-    + "#undef T\n" for ct, suf, slot in DTYPES.values())
+SOURCE = _COMMON.replace("LOOP_SLOT_VALUE", str(blas_table.LOOP_SLOT)) + c_objects.for_types(
+    _TYPED.replace("PROTOTYPE", _PROTOTYPE), [(ct, suf, {"GEMM_SLOT": slot}) for ct, suf, slot in DTYPES.values()])
 
 
 def object_bytes(cc, flags):

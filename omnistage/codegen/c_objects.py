@@ -53,3 +53,14 @@ def _compile(stem, source, cc, flags, name, record_name):
             data = f.read()
     aot_trust.publish(name, data, record_name, field="object")
     return data
+
+
+def for_types(template, types):
+    """`template` once per (C type, suffix, macros) of `types`: `T` is the type and each macro's
+    name its value (C #defines around that copy), `SUF` in names the suffix."""
+    parts = []
+    for ct, suf, macros in types:
+        defined = {"T": ct, **macros}
+        parts.append("".join(f"#define {k} {v}\n" for k, v in defined.items()) + template.replace("SUF", suf)
+                     + "".join(f"#undef {k}\n" for k in defined))
+    return "\n".join(parts)

@@ -48,7 +48,7 @@ import sys
 import tempfile
 import warnings
 
-from . import aot, blas_table, c_background, c_conv, c_prelude, c_sgemm, c_translate, c_vmath, compile_log, lapack_table, memory_check, narrow_floats, parallel
+from . import aot, blas_table, c_background, c_conv, c_prelude, c_sgemm, c_translate, c_vmath, c_windows, compile_log, lapack_table, memory_check, narrow_floats, parallel
 
 # no contraction: a*b+c rounds twice, as NumPy's and the interpreter's arithmetic do; -fwrapv:
 # integer arithmetic wraps as LLVM's does; no errno: sqrt is one instruction; -O2's default
@@ -218,7 +218,7 @@ def _compile(cc, flags, translated, work, assembly=False, assembled=None):
     the compiler's error lines). `assembly`: its assembly text instead (nothing linked);
     `assembled`: that text's file, linked instead of compiling `translated` again."""
     objects = []
-    for unit, name in _LINKED:  # float32 products, convolutions: objects compiled once per machine
+    for unit, name in _LINKED:  # float32 products, convolutions, pools: objects compiled once per machine
         if unit.STUB in translated:
             kernel = unit.object_bytes(cc, FLAGS)
             if kernel is None:  # (it does not compile alone: compiled with the program, the same code)
@@ -246,7 +246,7 @@ def _compile(cc, flags, translated, work, assembly=False, assembled=None):
     return out, []
 
 
-_LINKED = ((c_sgemm, "sgemm.o"), (c_conv, "conv.o"))
+_LINKED = ((c_sgemm, "sgemm.o"), (c_conv, "conv.o"), (c_windows, "windows.o"))
 _USUAL_LINK = ("-lm",)
 _link = []  # the link flags this process found usable
 

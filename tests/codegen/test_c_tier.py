@@ -356,9 +356,8 @@ def test_runtime_kernels_without_a_c_rule_run_their_numba_build_from_c():
         q, r = xnp.linalg.qr(g[0, 0])
         return conv, g, xnp.abs(r)
     native = _check(f, x, w, y, rtol=1e-4, atol=1e-4)
-    # (float convolutions are C's own: c_conv)
-    assert {name for name, _ in native.record["numba_kernels"]} == {"reduce_window_chooser",
-                                                                    "select_and_scatter_add", "qr"}
+    # (float convolutions and pools are C's own: c_conv, c_windows)
+    assert {name for name, _ in native.record["numba_kernels"]} == {"qr"}
 
 
 # (lhs shape, rhs shape, dimension numbers, strides, padding, lhs dilation, rhs dilation, feature
@@ -396,6 +395,45 @@ def test_float_convolutions_run_in_c_with_the_numba_kernels_bits(case, dtype):
     assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
 
 
+# (operand shape, window, strides, padding, base dilation, window dilation)
+_WINDOW_CASES = [
+    ((2, 7, 6, 3), (1, 2, 2, 1), (1, 2, 2, 1), "VALID", None, None),
+    ((2, 3, 9, 8), (1, 1, 3, 3), (1, 1, 1, 2), "SAME", None, None),
+    ((3, 8, 5), (2, 3, 1), (1, 2, 1), ((1, 0), (2, 1), (0, 0)), (1, 2, 1), (1, 1, 1)),
+    ((4, 6, 7), (1, 2, 2), (1, 1, 2), ((0, 0), (1, 1), (1, 2)), None, (1, 2, 1)),
+    ((0, 4, 4), (1, 2, 2), (1, 1, 1), "VALID", None, None),
+]
+
+
+@pytest.mark.parametrize("kind", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("case", range(len(_WINDOW_CASES)))
+def test_pools_and_their_gradients_run_in_c_with_the_numba_kernels_choices(case, kind):
+    shape, window, strides, padding, base, wdil = _WINDOW_CASES[case]
+    rng = np.random.default_rng(case)
+    x = rng.integers(-3, 4, shape).astype(kind)  # ties: the first extremum wins
+    if kind != "int32":
+        x = x + rng.standard_normal(shape).astype(kind) * (rng.random(shape) < 0.5)
+        x.reshape(-1)[::7] = np.nan  # the first NaN wins
+    old = fw.config.read("jax_enable_x64")
+    fw.config.update("jax_enable_x64", kind == "float64")
+    try:
+        def pools(x):
+            return [lax.reduce_window(x, init, op, window, strides, padding, base_dilation=base, window_dilation=wdil)
+                    for init, op in ((-np.inf if kind != "int32" else np.iinfo(np.int32).min, lax.max),
+                                     (np.inf if kind != "int32" else np.iinfo(np.int32).max, lax.min))]
+        programs = [pools]
+        if kind != "int32":  # select_and_scatter_add (the gradient), select_and_gather_add (a tangent)
+            programs += [lambda x: fw.grad(lambda x: sum((p * p).sum() for p in pools(x)))(xnp.nan_to_num(x)),
+                         lambda x: fw.jvp(pools, (xnp.nan_to_num(x),), (xnp.cos(x),))[1]]
+        for f in programs:
+            native, got = _native(f, x)
+            assert native.record["tier"] == "c" and "numba_kernels" not in native.record
+            want = [np.asarray(v) for v in NumbaProgram(native.program)(x)]
+            assert [g.tobytes() for g in got] == [v.tobytes() for v in want]
+    finally:
+        fw.config.update("jax_enable_x64", old)
+
+
 def test_c_convolutions_run_their_tasks_on_the_pool_with_the_bits_of_one_thread():
     from tests.helpers import gemm_pool_ready
 
@@ -415,10 +453,10 @@ import sys
 import numpy as np
 import omnistage as fw
 from omnistage import lax
-x = np.arange(2 * 3 * 7 * 7, dtype=np.float32).reshape(2, 3, 7, 7) / 50
-w = np.cos(np.arange(4 * 3 * 3 * 3, dtype=np.float32)).reshape(4, 3, 3, 3)
-f = fw.jit(lambda x, w: lax.reduce_window(lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW")),
-                                          -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 1, 1), "VALID") + 1.0)
+x = (np.arange(2 * 3 * 7 * 7, dtype=np.float32).reshape(2, 3, 7, 7) / 50) * np.complex64(1 + 0.5j)
+w = np.cos(np.arange(4 * 3 * 3 * 3, dtype=np.float32)).reshape(4, 3, 3, 3) * np.complex64(1 - 2j)
+# (a complex convolution: the Numba kernel's; float ones are c_conv's)
+f = fw.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW")) + 1.0)
 y = np.asarray(f(x, w))
 np.save(sys.argv[1], y)
 """
@@ -433,13 +471,12 @@ def test_a_library_calling_numba_kernels_loads_them_in_a_later_process(tmp_path)
         out = tmp_path / f"y{k}.npy"
         subprocess.run([sys.executable, str(script), str(out)], env=env, check=True, capture_output=True, text=True)
         outs.append(np.load(out))
-    x = np.arange(2 * 3 * 7 * 7, dtype=np.float32).reshape(2, 3, 7, 7) / 50
-    w = np.cos(np.arange(4 * 3 * 3 * 3, dtype=np.float32)).reshape(4, 3, 3, 3)
-    conv = np.zeros((2, 4, 5, 5))
+    x = (np.arange(2 * 3 * 7 * 7, dtype=np.float32).reshape(2, 3, 7, 7) / 50) * (1 + 0.5j)
+    w = np.cos(np.arange(4 * 3 * 3 * 3, dtype=np.float32)).reshape(4, 3, 3, 3) * (1 - 2j)
+    want = np.zeros((2, 4, 5, 5), complex)
     for i in range(5):
         for j in range(5):
-            conv[:, :, i, j] = np.einsum("ncab,ocab->no", x[:, :, i:i + 3, j:j + 3], w)
-    want = np.max([conv[:, :, i:i + 4, j:j + 4] for i in (0, 1) for j in (0, 1)], axis=0)  # a 2x2 max pool
+            want[:, :, i, j] = np.einsum("ncab,ocab->no", x[:, :, i:i + 3, j:j + 3], w)
     np.testing.assert_allclose(outs[0], want + 1.0, rtol=1e-5, atol=1e-5)
     assert outs[0].tobytes() == outs[1].tobytes()
     records = [json.loads(p.read_text()) for p in (tmp_path / "cache").rglob("omnistage_aot_*.json")]
