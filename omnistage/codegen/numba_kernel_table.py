@@ -1,6 +1,7 @@
 """The runtime kernels a native-tier library calls in their Numba build (c_calls.numba_kernel_call):
-convolutions, windowed reductions and their gradients, qr, ... (`kernels` functions made with
-kernel_calls.entry_kernel that the C translator has no rule of its own for).
+qr, complex and integer convolutions, windowed reductions of dtypes c_windows has not, ...
+(`kernels` functions made with kernel_calls.entry_kernel that the C translator has no rule of
+its own for; float convolutions and pools are c_conv's and c_windows').
 
 Why: a program with one such call kept the Numba path for all of it, and Numba compiled the
 whole program (the DP-SGD update: 24 s against JAX's 4). Its other statements translate to C;
