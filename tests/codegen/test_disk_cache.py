@@ -606,31 +606,3 @@ def test_files_differing_only_in_comments_blank_lines_and_name_share_one_cache_e
     # the text a person reads keeps its own provenance; the cached file has none
     assert "first_file.py:5" in cold["text"] and "renamed_and_moved.py:9" in warm["text"]
     assert ".py:" not in read(cache / module_files(cache)[0])
-
-
-_PROGRAM_FIRST = """
-import numpy as np, omnistage
-z = np.full(4, 1.0000001 + 1.0000001j, np.complex64)
-omnistage.jit(lambda a: a * a, backend="cpu")(z)  # support.complex_mul compiled inside a contracted program
-"""
-_DIRECT_CALL = """
-import numpy as np
-from omnistage.codegen import support
-a = np.complex64(1.0000001 + 1.0000001j)
-print(repr(complex(support.complex_mul(a, a))))
-"""
-
-
-def test_a_helper_compiled_inside_a_program_does_not_change_a_later_direct_calls_bits(tmp_path):
-    # Numba's callee inherits the program's fastmath 'contract', and its cache key has no flags:
-    # without the caller's flags in our key, the direct call loaded the contracted build
-    # (a real part of 1.4e-14, the product's rounding error, instead of 0)
-    def run(code, cache):
-        env = dict(child_env(cache), OMNISTAGE_C_TIER="0")
-        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-3000:]
-        return done.stdout.strip()
-
-    alone = run(_DIRECT_CALL, tmp_path / "alone")
-    run(_PROGRAM_FIRST, tmp_path / "shared")
-    assert run(_DIRECT_CALL, tmp_path / "shared") == alone == repr(complex(0, np.float32(1.0000001) ** 2 * 2))
