@@ -27,7 +27,6 @@ import types
 
 import numpy as np
 from numba.core import caching
-from numba.core.targetconfig import ConfigStack
 
 from . import cache_integrity
 
@@ -224,25 +223,11 @@ def _index_key(self, sig, codegen):
     """Numba's index key, except that for a closure of ours its captured values enter as a
     canonical fingerprint: Numba pickles them, and a captured dispatcher or function pickles
     differently in every process, so vmath's kernels (closures over their constants and
-    building blocks) missed the cache and added an entry in every process.
-
-    And for a function of ours compiled while another is being compiled (a kernel or helper
-    that a program calls), the caller's fastmath and error model enter too: Numba's callee
-    inherits them where its own options leave them unset (CPUTargetOptions.finalize), but its
-    key has no flags, so a helper compiled first from a program (contracted) was loaded by a
-    later process's direct call, and the other way round: the same calls gave other bits
-    depending on which process had filled the cache."""
-    if not getattr(self._cache_file, "_ours", False):
+    building blocks) missed the cache and added an entry in every process."""
+    if not getattr(self._cache_file, "_ours", False) or self._py_func.__closure__ is None:
         return _numba_index_key(self, sig, codegen)
-    if self._py_func.__closure__ is None:
-        key = _numba_index_key(self, sig, codegen)
-    else:
-        digest = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
-        key = (sig, codegen.magic_tuple(), (digest(self._py_func.__code__.co_code), digest(_fingerprint(self._py_func, set()))))
-    caller = ConfigStack.top_or_none()
-    if caller is None:  # a direct call: the key Numba (and earlier caches) gave it
-        return key
-    return key + (("inherits", tuple(sorted(caller.fastmath.flags)), str(caller.error_model)),)
+    digest = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
+    return (sig, codegen.magic_tuple(), (digest(self._py_func.__code__.co_code), digest(_fingerprint(self._py_func, set()))))
 
 
 def _fingerprint(value, seen):
