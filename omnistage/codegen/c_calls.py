@@ -408,6 +408,11 @@ def numba_kernel_call(tr, node, depth):
     tr.emit(f"  if ({status} != 0) goto os_fail; }}", depth)
 
 
+def _shape_literal(t):
+    """Array type `t`'s shape as a C compound literal of int64s."""
+    return "(const int64_t[]){" + ", ".join(f"{d}LL" for d in t.shape) + "}"
+
+
 def _conv_in_layout(tr, node, depth):
     """kernels.conv_in_layout(lhs, rhs, out, params) with float32 or float64 operands of one dtype:
     c_conv's function of that dtype (compiled once per machine, no Numba in the process); other
@@ -425,10 +430,7 @@ def _conv_in_layout(tr, node, depth):
     tr.m.sections.add("conv")
     tr.m.uses_gemm = True
 
-    def shape(t):
-        return "(const int64_t[]){" + ", ".join(f"{d}LL" for d in t.shape) + "}"
-
-    tr.emit(f"if ({c_conv.function(to.dtype)}({lhs}, {shape(tl)}, {rhs}, {shape(tk)}, {out}, {c_params})) goto os_fail;",
+    tr.emit(f"if ({c_conv.function(to.dtype)}({lhs}, {_shape_literal(tl)}, {rhs}, {_shape_literal(tk)}, {out}, {c_params})) goto os_fail;",
             depth)
 
 
@@ -450,16 +452,13 @@ def _window_kernel(tr, node, depth):
     c_params = tr.m.consts[params_node.id][0]
     tr.m.sections.add("windows")
 
-    def shape(t):
-        return "(const int64_t[]){" + ", ".join(f"{d}LL" for d in t.shape) + "}"
-
     (out, to), (x, tx) = dense[-1], dense[-2]
     nd = len(tx.shape)
     if name == "select_and_scatter_add":  # (source, x, out): the windows are the source's positions
         (source, ts) = dense[0]
-        args = [source, shape(ts), x, shape(tx), f"{nd}LL", out]
+        args = [source, _shape_literal(ts), x, _shape_literal(tx), f"{nd}LL", out]
     else:  # (x, out) or (t, x, out): the windows are out's positions
-        args = [*(code for code, _ in dense[:-2]), x, shape(tx), f"{nd}LL", out, shape(to)]
+        args = [*(code for code, _ in dense[:-2]), x, _shape_literal(tx), f"{nd}LL", out, _shape_literal(to)]
     tr.emit(f"if ({c_windows.function(name, ti.dtype)}({', '.join(args)}, {c_params}, {identity})) goto os_fail;", depth)
 
 
