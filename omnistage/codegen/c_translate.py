@@ -647,8 +647,10 @@ class FunctionTranslator:
         """The C variables (sorted) that `lines` use, other than `exclude`: what each thread of a
         parallel loop gets its own copy of."""
         text = "\n".join(lines)
+        words = set(re.findall(r"\w+", text))  # a name is used where it is a whole word (one pass, not one per name)
         return sorted(c for c, t in self.types.items()
-                      if not isinstance(t, Tup) and c not in exclude and re.search(rf"\b{re.escape(c)}\b", text))
+                      if not isinstance(t, Tup) and c not in exclude
+                      and (c in words if c.isidentifier() else re.search(rf"\b{re.escape(c)}\b", text)))
 
     def lane_reduction(self, node, reductions, var, lo, hi, depth):
         """A reduction loop (`acc = _rt.radd(acc, x)`, whose step may be reassociated:
