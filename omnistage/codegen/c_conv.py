@@ -295,8 +295,4 @@ PROTOTYPE {
 SOURCE = _COMMON.replace("LOOP_SLOT_VALUE", str(blas_table.LOOP_SLOT)) + c_objects.for_types(
     _TYPED.replace("PROTOTYPE", _PROTOTYPE), [(ct, suf, {"GEMM_SLOT": slot}) for ct, suf, slot in DTYPES.values()])
 
-
-def object_bytes(cc, flags):
-    """The convolutions compiled by `cc` with `flags` as object code (c_objects: once per machine
-    and flags), None when they do not compile."""
-    return c_objects.object_bytes("conv", SOURCE, cc, flags)
+STEM = "conv"  # its object file's name in the cache (c_objects)

@@ -34,6 +34,19 @@ def object_bytes(stem, source, cc, flags):
         return _objects[key]
 
 
+def available(stem, source, cc, flags):
+    """object_bytes' result if it needs no compile (known to this process or in the cache), else None."""
+    flags = [f for f in flags if f != "-shared"]
+    key = hashlib.sha256("\0".join([source, *cc, *flags]).encode()).hexdigest()[:16]
+    with _lock:
+        if key not in _objects:
+            data = _cached(f"omnistage_{stem}_{key}.o", f"omnistage_{stem}_{key}.json")
+            if data is None:
+                return None
+            _objects[key] = data
+        return _objects[key]
+
+
 def _cached(name, record_name):
     record = aot_trust.read_record(record_name)
     if record is None or record.get("object") != name:

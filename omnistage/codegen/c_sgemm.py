@@ -203,8 +203,4 @@ void omnistage_sgemm_f(const char *ta, const char *tb, const int *m, const int *
 int64_t omnistage_sgemm_panel(void) { return OS_SG_NR; }
 """
 
-
-def object_bytes(cc, flags):
-    """The kernel compiled by `cc` with `flags` as object code (c_objects: once per machine and
-    flags, ~0.25 s), None when it does not compile."""
-    return c_objects.object_bytes("sgemm", SOURCE, cc, flags)
+STEM = "sgemm"  # its object file's name in the cache (c_objects)

@@ -48,7 +48,7 @@ import sys
 import tempfile
 import warnings
 
-from . import aot, blas_table, c_background, c_conv, c_prelude, c_sgemm, c_translate, c_vmath, c_windows, compile_log, lapack_table, memory_check, narrow_floats, parallel
+from . import aot, blas_table, c_background, c_conv, c_objects, c_prelude, c_sgemm, c_translate, c_vmath, c_windows, compile_log, lapack_table, memory_check, narrow_floats, parallel
 
 # no contraction: a*b+c rounds twice, as NumPy's and the interpreter's arithmetic do; -fwrapv:
 # integer arithmetic wraps as LLVM's does; no errno: sqrt is one instruction; -O2's default
@@ -216,27 +216,48 @@ def _compile_without_fused_pairs(cc, flags, translated, work):
 def _compile(cc, flags, translated, work, assembly=False, assembled=None):
     """(the file name of the library compiled from `translated` in directory `work`, or None;
     the compiler's error lines). `assembly`: its assembly text instead (nothing linked);
-    `assembled`: that text's file, linked instead of compiling `translated` again."""
+    `assembled`: that text's file, linked instead of compiling `translated` again.
+
+    On a machine's first program that links an object (c_objects), the program is compiled to
+    an object (or its assembly) while the missing objects compile, then linked: the two compiles
+    share the cores (the same machine code as one command makes)."""
+    units = [(unit, name) for unit, name in _LINKED if unit.STUB in translated]
+    early = None
+    if assembled is None and any(c_objects.available(u.STEM, u.SOURCE, cc, FLAGS) is None for u, _ in units):
+        with open(os.path.join(work, "program.c"), "w", encoding="utf-8") as f:
+            f.write(translated)
+        early_out = "program.s" if assembly else "program.o"
+        early = subprocess.Popen([*(f for f in (*cc, *flags) if f != "-shared"), "-S" if assembly else "-c", "-o", early_out,
+                                  "program.c"], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     objects = []
-    for unit, name in _LINKED:  # float32 products, convolutions, pools: objects compiled once per machine
-        if unit.STUB in translated:
-            kernel = unit.object_bytes(cc, FLAGS)
-            if kernel is None:  # (it does not compile alone: compiled with the program, the same code)
-                translated += unit.SOURCE
-            else:
-                objects.append((name, kernel))
+    for unit, name in units:  # float32 products, convolutions, pools: objects compiled once per machine
+        kernel = c_objects.object_bytes(unit.STEM, unit.SOURCE, cc, FLAGS)
+        if kernel is None:  # (it does not compile alone: compiled with the program, the same code)
+            translated += unit.SOURCE
+        else:
+            objects.append((name, kernel))
+    if early is not None:
+        early_errors = early.communicate()[1]
+        if any(unit.SOURCE in translated for unit, _ in units):  # compiled with the program after all
+            early = None
+        elif early.returncode != 0:
+            return None, [line for line in early_errors.splitlines() if "error" in line]
     digest = hashlib.sha256("\0".join([translated, *cc, *flags, *(hashlib.sha256(d).hexdigest() for _, d in objects)]).encode()).hexdigest()[:32]
-    with open(os.path.join(work, "program.c"), "w", encoding="utf-8") as f:
-        f.write(translated)
+    if early is None:
+        with open(os.path.join(work, "program.c"), "w", encoding="utf-8") as f:
+            f.write(translated)
     if assembly:
         out = "program.s"
+        if early is not None:
+            return out, []
         done = subprocess.run([*cc, *flags, "-S", "-o", out, "program.c"], cwd=work, capture_output=True, text=True)
     else:
         out = f"omnistage_c_{digest}.so"
         for name, data in objects:  # the checked bytes, copied where only this build reads them
             with open(os.path.join(work, name), "wb") as f:
                 f.write(data)
-        command = [*cc, *flags, "-o", out, assembled or "program.c", *(name for name, _ in objects)]
+        source = "program.o" if early is not None else assembled or "program.c"
+        command = [*cc, *flags, "-o", out, source, *(name for name, _ in objects)]
         done = subprocess.run(command + list(_link_flags()), cwd=work, capture_output=True, text=True)
         if done.returncode != 0 and _link_flags() != _USUAL_LINK:  # (a compiler without libgcc: the usual link from now on)
             _link.append(_USUAL_LINK)

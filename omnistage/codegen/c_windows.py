@@ -170,8 +170,4 @@ SOURCE = _COMMON + c_objects.for_types(
     .replace("SCATTER", FUNCTIONS["select_and_scatter_add"][1]),
     [(ct, suf, {}) for ct, suf in DTYPES.values()])
 
-
-def object_bytes(cc, flags):
-    """The kernels compiled by `cc` with `flags` as object code (c_objects: once per machine and
-    flags), None when they do not compile."""
-    return c_objects.object_bytes("windows", SOURCE, cc, flags)
+STEM = "windows"  # its object file's name in the cache (c_objects)
