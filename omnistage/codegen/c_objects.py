@@ -1,5 +1,6 @@
 """Translation units of the native tier compiled once per machine into object files that
-libraries link in: c_sgemm's matrix-product kernel, c_conv's convolutions.
+libraries link in: c_sgemm's matrix-product kernel, c_conv's convolutions, c_windows'
+pooling kernels.
 
 Why: compiled with every program that uses it, such a unit cost each of those programs' first
 calls its compile time (c_sgemm's 160 ms); linked from an object file, it costs nothing after
@@ -21,30 +22,39 @@ _lock = threading.Lock()
 _objects = {}  # build key -> the object's bytes (None: it does not compile here)
 
 
+def _names(stem, source, cc, flags):
+    """(build key, object file name, record name) of `source` built by `cc` with `flags`."""
+    key = hashlib.sha256("\0".join([source, *cc, *flags]).encode()).hexdigest()[:16]
+    return key, f"omnistage_{stem}_{key}.o", f"omnistage_{stem}_{key}.json"
+
+
+def _linkable(flags):
+    return [f for f in flags if f != "-shared"]
+
+
 def object_bytes(stem, source, cc, flags):
     """`source` compiled by `cc` with `flags` (the native tier's, less linking) as object code,
     named after `stem`: from the cache when its record vouches for its bytes, else compiled now
     (once per machine and flags) and published. None when it does not compile."""
-    flags = [f for f in flags if f != "-shared"]
-    key = hashlib.sha256("\0".join([source, *cc, *flags]).encode()).hexdigest()[:16]
-    name, record_name = f"omnistage_{stem}_{key}.o", f"omnistage_{stem}_{key}.json"
+    flags = _linkable(flags)
+    key, name, record_name = _names(stem, source, cc, flags)
     with _lock:
         if key not in _objects:
             _objects[key] = _cached(name, record_name) or _compile(stem, source, cc, flags, name, record_name)
         return _objects[key]
 
 
-def available(stem, source, cc, flags):
-    """object_bytes' result if it needs no compile (known to this process or in the cache), else None."""
-    flags = [f for f in flags if f != "-shared"]
-    key = hashlib.sha256("\0".join([source, *cc, *flags]).encode()).hexdigest()[:16]
+def pending(stem, source, cc, flags):
+    """Whether object_bytes would compile `source` now (neither this process nor the cache has
+    its object, and no attempt has failed here)."""
+    key, name, record_name = _names(stem, source, cc, _linkable(flags))
     with _lock:
         if key not in _objects:
-            data = _cached(f"omnistage_{stem}_{key}.o", f"omnistage_{stem}_{key}.json")
+            data = _cached(name, record_name)
             if data is None:
-                return None
+                return True
             _objects[key] = data
-        return _objects[key]
+        return False
 
 
 def _cached(name, record_name):

@@ -223,7 +223,7 @@ def _compile(cc, flags, translated, work, assembly=False, assembled=None):
     share the cores (the same machine code as one command makes)."""
     units = [(unit, name) for unit, name in _LINKED if unit.STUB in translated]
     early = None
-    if assembled is None and any(c_objects.available(u.STEM, u.SOURCE, cc, FLAGS) is None for u, _ in units):
+    if assembled is None and any(c_objects.pending(u.STEM, u.SOURCE, cc, FLAGS) for u, _ in units):
         with open(os.path.join(work, "program.c"), "w", encoding="utf-8") as f:
             f.write(translated)
         early_out = "program.s" if assembly else "program.o"

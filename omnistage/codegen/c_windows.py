@@ -46,6 +46,12 @@ STUB = "/* c_windows' pooling kernels, linked in from their object file */\n" + 
 _COMMON = r"""
 #include <stdint.h>
 #include <stdlib.h>
+
+static int64_t os_wn_size(const int64_t *shape, int64_t nd) {
+    int64_t n = 1;
+    for (int64_t d = 0; d < nd; d++) n *= shape[d];
+    return n;
+}
 """
 
 _TYPED = r"""
@@ -127,17 +133,11 @@ static int64_t *os_wn_choices_SUF(const T *x, const int64_t *x_shape, int64_t nd
     return choice;
 }
 
-static int64_t os_wn_size_SUF(const int64_t *shape, int64_t nd) {
-    int64_t n = 1;
-    for (int64_t d = 0; d < nd; d++) n *= shape[d];
-    return n;
-}
-
 /* kernels.reduce_window_chooser; 0 done, 1 out of memory */
 REDUCE {
     int64_t *choice = os_wn_choices_SUF(x, x_shape, nd, out_shape, params, identity);
     if (choice == NULL) return 1;
-    for (int64_t j = 0, n = os_wn_size_SUF(out_shape, nd); j < n; j++) out[j] = choice[j] >= 0 ? x[choice[j]] : identity;
+    for (int64_t j = 0, n = os_wn_size(out_shape, nd); j < n; j++) out[j] = choice[j] >= 0 ? x[choice[j]] : identity;
     free(choice);
     return 0;
 }
@@ -146,7 +146,7 @@ REDUCE {
 GATHER {
     int64_t *choice = os_wn_choices_SUF(x, x_shape, nd, out_shape, params, identity);
     if (choice == NULL) return 1;
-    for (int64_t j = 0, n = os_wn_size_SUF(out_shape, nd); j < n; j++) out[j] = choice[j] >= 0 ? t[choice[j]] : (T)0;
+    for (int64_t j = 0, n = os_wn_size(out_shape, nd); j < n; j++) out[j] = choice[j] >= 0 ? t[choice[j]] : (T)0;
     free(choice);
     return 0;
 }
@@ -156,8 +156,8 @@ GATHER {
 SCATTER {
     int64_t *choice = os_wn_choices_SUF(x, x_shape, nd, source_shape, params, identity);
     if (choice == NULL) return 1;
-    for (int64_t j = 0, n = os_wn_size_SUF(x_shape, nd); j < n; j++) out[j] = 0;
-    for (int64_t j = 0, n = os_wn_size_SUF(source_shape, nd); j < n; j++)
+    for (int64_t j = 0, n = os_wn_size(x_shape, nd); j < n; j++) out[j] = 0;
+    for (int64_t j = 0, n = os_wn_size(source_shape, nd); j < n; j++)
         if (choice[j] >= 0) out[choice[j]] += source[j];
     free(choice);
     return 0;
