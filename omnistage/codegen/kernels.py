@@ -8,7 +8,7 @@ get float64/complex128 operands, as NumPy's linalg computes in double precision)
 parameters arrive as ints or tuples of ints, so Numba compiles one specialization per dtype
 and rank. Semantics are those of the primitives' NumPy implementations in `omnistage.lax`
 (the interpreter), including their conventions for bad values: a failed factorization gives
-NaNs, never an exception. No fastmath here: the kernels must round like NumPy.
+NaNs, never an exception. Built with `numba_flags.KERNEL`, as a program's call builds them.
 
 Imports Numba (and Numba's LAPACK bindings for the real eigenproblem): only the code generator
 imports this module, lazily.
@@ -26,17 +26,18 @@ from numba.extending import intrinsic, overload
 from numba.np import linalg as _nb_linalg
 
 from . import blas_table, gemm_pool, kernel_calls, table_mirrors
+from .numba_flags import KERNEL
 
 llvm.add_symbol(blas_table.SYMBOL, blas_table.address())
 blas_table.fill()  # before any product runs: cached machine code reads the table without typing
 
-_kernel = numba.njit(nogil=True, cache=True)
+_kernel = numba.njit(nogil=True, cache=True, **KERNEL)
 
 
 def _entry_reading(*positions):
     """What generated code calls: through a function pointer, never linked into the program;
     `positions` are the array arguments it only reads (kernel_calls.EntryKernel.read_only)."""
-    return kernel_calls.entry_kernel(nogil=True, read_only=positions)
+    return kernel_calls.entry_kernel(nogil=True, read_only=positions, **KERNEL)
 
 
 _entry = _entry_reading()
@@ -352,7 +353,7 @@ def matmul_threads(a, b, out, params):
     _matmul_threads(a3, b3, out, ta, tb, blocks, rows, tasks)
 
 
-@numba.njit(nogil=True, cache=True, parallel=True)
+@numba.njit(nogil=True, cache=True, parallel=True, **KERNEL)
 def _matmul_threads(a3, b3, out, ta, tb, blocks, rows, tasks):
     for t in numba.prange(tasks):
         _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
