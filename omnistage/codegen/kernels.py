@@ -8,7 +8,7 @@ get float64/complex128 operands, as NumPy's linalg computes in double precision)
 parameters arrive as ints or tuples of ints, so Numba compiles one specialization per dtype
 and rank. Semantics are those of the primitives' NumPy implementations in `omnistage.lax`
 (the interpreter), including their conventions for bad values: a failed factorization gives
-NaNs, never an exception. Built with `numba_flags.KERNEL`, as a program's call builds them.
+NaNs, never an exception. Built with `numba_flags.ROUNDED` (the LU kernels: CONTRACTED).
 
 Imports Numba (and Numba's LAPACK bindings for the real eigenproblem): only the code generator
 imports this module, lazily.
@@ -26,21 +26,23 @@ from numba.extending import intrinsic, overload
 from numba.np import linalg as _nb_linalg
 
 from . import blas_table, gemm_pool, kernel_calls, table_mirrors
-from .numba_flags import KERNEL
+from .numba_flags import CONTRACTED, ROUNDED
 
 llvm.add_symbol(blas_table.SYMBOL, blas_table.address())
 blas_table.fill()  # before any product runs: cached machine code reads the table without typing
 
-_kernel = numba.njit(nogil=True, cache=True, **KERNEL)
+_kernel = numba.njit(nogil=True, cache=True, **ROUNDED)
 
 
-def _entry_reading(*positions):
+def _entry_reading(*positions, flags=ROUNDED):
     """What generated code calls: through a function pointer, never linked into the program;
     `positions` are the array arguments it only reads (kernel_calls.EntryKernel.read_only)."""
-    return kernel_calls.entry_kernel(nogil=True, read_only=positions, **KERNEL)
+    return kernel_calls.entry_kernel(nogil=True, read_only=positions, **flags)
 
 
 _entry = _entry_reading()
+_contracted_entry = _entry_reading(flags=CONTRACTED)
+_contracted_kernel = numba.njit(nogil=True, cache=True, **CONTRACTED)
 
 
 # --- contractions ---------------------------------------------------------------------------
@@ -353,7 +355,7 @@ def matmul_threads(a, b, out, params):
     _matmul_threads(a3, b3, out, ta, tb, blocks, rows, tasks)
 
 
-@numba.njit(nogil=True, cache=True, parallel=True, **KERNEL)
+@numba.njit(nogil=True, cache=True, parallel=True, **ROUNDED)
 def _matmul_threads(a3, b3, out, ta, tb, blocks, rows, tasks):
     for t in numba.prange(tasks):
         _matmul_block(a3, b3, out, t // blocks, ta, tb, t % blocks, blocks, rows)
@@ -773,13 +775,13 @@ def qr(a, q, r):
 # --- lu ----------------------------------------------------------------------------------------
 
 
-@_kernel
+@_contracted_kernel
 def _pivot_magnitude(x):
     # LAPACK's i?amax: |re| + |im| for complex (not the modulus)
     return np.abs(x.real) + np.abs(x.imag)
 
 
-@_entry
+@_contracted_entry
 def lu(a):
     """Partial-pivoting LU of a (b, m, n): (lu, pivots int32 (b, k), permutation int32 (b, m)),
     the unblocked getrf algorithm of `lax.linalg`'s implementation, step for step."""
@@ -833,7 +835,7 @@ def lu_pivots_to_permutation(pivots, permutation_size):
 # --- triangular_solve --------------------------------------------------------------------------
 
 
-@_entry
+@_contracted_entry
 def forward_substitution(m, rhs, unit_diagonal):
     """x with m x = rhs for lower-triangular m (b, n, n) and rhs (b, n, k), row by row (only
     m's lower triangle is read)."""

@@ -26,11 +26,11 @@ from numba.extending import intrinsic
 
 from . import mpi_handles as H
 from . import table_mirrors
-from .numba_flags import KERNEL
+from .numba_flags import ROUNDED
 
 llvm.add_symbol(H.SYMBOL, H.address())
 
-_kernel = numba.njit(nogil=True, cache=True, **KERNEL)
+_kernel = numba.njit(nogil=True, cache=True, **ROUNDED)
 
 _I32, _I64 = ir.IntType(32), ir.IntType(64)
 _I8P = ir.IntType(8).as_pointer()

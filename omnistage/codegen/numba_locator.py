@@ -28,7 +28,7 @@ import types
 import numpy as np
 from numba.core import caching
 
-from . import cache_integrity
+from . import cache_integrity, numba_flags
 
 _GENERATED_PREFIX = "omnistage_gen_"
 _lock = threading.Lock()
@@ -319,6 +319,7 @@ def install():
         caching.CacheImpl._locator_classes.insert(0, OmnistageLocator)
         caching.config = _LocatorOverrideView(caching.config)
         caching.CacheImpl.__init__ = _cache_impl_init
+        numba_flags.install()
         _installed = True
     _repoint_runtime_dispatchers()
 

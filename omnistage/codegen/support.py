@@ -10,7 +10,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .numba_flags import EXACT
+from .numba_flags import ROUNDED
 from .vmath._intrinsics import fma as _llvm_fma
 
 # Compiled once per signature and cached on disk, not inlined into Numba's IR (inline='always'
@@ -20,7 +20,7 @@ from .vmath._intrinsics import fma as _llvm_fma
 # statements were written there. Without it LLVM's inliner decides by cost, and in a big
 # program it left threefry2x32 a call in the loop of a 100x784 bernoulli draw: a scalar loop,
 # 1.97 ms instead of 0.13 ms.
-_jit = numba.njit(nogil=True, cache=True, forceinline=True, **EXACT)
+_jit = numba.njit(nogil=True, cache=True, forceinline=True, **ROUNDED)
 
 
 def debug_print(*values, **params):
@@ -732,7 +732,7 @@ def _four_rounds(x0, x1, r0, r1, r2, r3):
     return x0, x1
 
 
-@numba.njit(nogil=True, cache=True, forceinline=True, **EXACT)
+@numba.njit(nogil=True, cache=True, forceinline=True, **ROUNDED)
 def threefry2x32(k1, k2, x1, x2):
     """The threefry2x32 primitive on uint32 scalars: (y1, y2), as `random._threefry`'s
     NumPy implementation. Compiled once and cached, not inlined into Numba's IR: each call
@@ -882,7 +882,7 @@ def bfloat16_to_bits(x):
     return np.uint16(_f32_bits(x) >> np.uint64(16))
 
 
-@numba.njit(nogil=True, cache=True, **EXACT)
+@numba.njit(nogil=True, cache=True, **ROUNDED)
 def float16_bits_to_float32(h):
     """float32 values of the float16 bit patterns `h` (uint16, 1-D), as NumPy's cast gives them."""
     out = np.empty(h.size, np.float32)
@@ -891,7 +891,7 @@ def float16_bits_to_float32(h):
     return out
 
 
-@numba.njit(nogil=True, cache=True, **EXACT)
+@numba.njit(nogil=True, cache=True, **ROUNDED)
 def float32_to_float16_bits(x):
     """float16 bit patterns (uint16) of float32 values `x` (1-D) that lie on float16's value set."""
     out = np.empty(x.size, np.uint16)

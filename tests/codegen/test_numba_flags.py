@@ -30,7 +30,8 @@ def test_every_cached_function_names_its_flags(module):
 
 
 def test_the_kernels_and_the_helpers_get_their_own_builds():
-    assert kernels.lu.targetoptions["fastmath"] == numba_flags.KERNEL["fastmath"]
+    assert kernels.lu.targetoptions["fastmath"] == numba_flags.CONTRACTED["fastmath"]
+    assert kernels.eig.targetoptions["fastmath"] is False
     assert support.complex_mul.targetoptions["fastmath"] is False
     assert support.complex_mul.targetoptions["error_model"] == "numpy"
 
@@ -60,3 +61,24 @@ def test_a_direct_call_after_a_program_gets_the_helpers_own_build(tmp_path):
     # each product rounded, then their difference: exactly 0 (a fused multiply-add leaves the
     # product's rounding error, ~1e-7)
     assert float(done.stdout) == 0.0
+
+
+# Numba's complex product is a subroutine cached per process: before numba_flags.install, the first
+# caller's fast-math flags decided every later caller's bits.
+SUBROUTINES = """
+import numba, numpy as np
+from omnistage.codegen import numba_flags
+numba_flags.install()
+fused = numba.njit(fastmath={'contract'})(lambda a, b: a * b)
+plain = numba.njit(lambda a, b: a * b)
+z = np.complex64(1.0000001 + 1.0000001j)
+print(repr(float(fused(z, z).real)), repr(float(plain(z, z).real)))
+"""
+
+
+def test_a_subroutine_compiled_for_a_contracted_caller_is_not_reused_by_others():
+    done = subprocess.run([sys.executable, "-c", SUBROUTINES], capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, NUMBA_CACHE_DIR=os.devnull))
+    assert done.returncode == 0, done.stderr
+    fused, plain = map(float, done.stdout.split())
+    assert fused != 0.0 and plain == 0.0
