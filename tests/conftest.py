@@ -7,13 +7,19 @@ import tempfile
 import numpy as np
 import pytest
 
-# The suite never writes into the user's real cache directories: every worker process gets a
-# private temporary cache for our modules and for Numba's files (a test about the default
-# location sets its own environment). Set before omnistage is imported, which reads them lazily.
-_SUITE_CACHE = tempfile.mkdtemp(prefix="omnistage-test-cache-")
+# The suite never writes into the user's real cache directories: it gets a private temporary
+# cache for our modules and for Numba's files (a test about the default location sets its own
+# environment), made by the first process that loads this file (pytest's, before it starts its
+# workers, which inherit the variable and share it: each would otherwise compile every runtime
+# kernel again) and removed when that process exits; OMNISTAGE_TEST_SUITE_CACHE names one that
+# outlives the run (.ci/run: its slow step and its default step share their kernels). Set before
+# omnistage is imported, which reads them lazily.
+_SUITE_CACHE = os.environ.get("OMNISTAGE_TEST_SUITE_CACHE", "").strip()
+if not _SUITE_CACHE:
+    _SUITE_CACHE = os.environ["OMNISTAGE_TEST_SUITE_CACHE"] = tempfile.mkdtemp(prefix="omnistage-test-cache-")
+    atexit.register(shutil.rmtree, _SUITE_CACHE, ignore_errors=True)
 os.environ["OMNISTAGE_CACHE_DIR"] = os.path.join(_SUITE_CACHE, "omnistage")
 os.environ["NUMBA_CACHE_DIR"] = os.path.join(_SUITE_CACHE, "numba")
-atexit.register(shutil.rmtree, _SUITE_CACHE, ignore_errors=True)
 
 # No background builds of native libraries for every program the suite compiles
 # (tests/codegen/test_aot.py turns them on for its own subprocesses).
