@@ -74,7 +74,10 @@ def _allocates(nodes, helpers):
     return False
 
 
-_ALLOCATING = {"_rt.empty", "_rt.full", "_rt.copy", "_rt.astype", "_rt.contiguous", "_rt.reshape",
+# (np.empty: a parallel loop's row temporary, "one row, per thread": released at the end of its
+# iteration, the next one gets the same memory, still in cache; kept, softmax's 4096 rows walked
+# 8 MB of fresh arena per call)
+_ALLOCATING = {"_rt.empty", "np.empty", "_rt.full", "_rt.copy", "_rt.astype", "_rt.contiguous", "_rt.reshape",
                "_kn.matmul"}  # a product copies an operand that is not contiguous
 
 
