@@ -132,8 +132,8 @@ def compile_program(program, key=None):
         # that share a core.)
         quick = QUICK if source.count("\n") >= QUICK_LINES else QUICK_VECTORIZED
         built = _build(program, quick_key(key), cc, translated, quick, {**fields, "optimize": translated})
-        if built is not None and c_background.request(key, translated, fields):
-            built.optimizing = c_background.attach(key, built)
+        if built is not None:
+            c_background.optimize(key, translated, fields, built)
         return built
     except OSError as e:  # an unusable cache directory, a full disk: the Numba path says so once and compiles in memory
         return _decline(key, program, f"{type(e).__name__}: {e}")
@@ -150,8 +150,7 @@ def _load_quick(program, key):
     loaded = aot.load(program, native_tier=True, key=quick_key(key))
     if loaded is not None and isinstance(loaded.record.get("optimize"), str) and c_background.enabled():
         fields = {k: v for k, v in loaded.record.items() if k in _FIELDS}
-        if c_background.request(key, loaded.record["optimize"], fields):
-            loaded.optimizing = c_background.attach(key, loaded)
+        c_background.optimize(key, loaded.record["optimize"], fields, loaded)
     return loaded
 
 
