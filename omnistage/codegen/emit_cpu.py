@@ -11,13 +11,14 @@ import numpy as np
 
 from ..core import ast_threads
 from ..staging import literals
-from . import fusable_forms, index_maps, narrow_floats, parallel, provenance, scalar_rules
+from . import fusable_forms, index_maps, narrow_floats, numba_flags, parallel, provenance, scalar_rules
 from ..staging.program import eqn
 from . import blas_threads, contraction_layout, profile
 from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
 
-FASTMATH = "{'contract'}"  # FMA contraction only: keeps NaN/inf semantics (no nnan/ninf)
+# FMA contraction only: keeps NaN/inf semantics (no nnan/ninf)
+FLOAT_OPTIONS = numba_flags.decorator_text(numba_flags.CONTRACTED)
 
 # Parallel loops: `parallel.py` turns big, independent top-level loops of the entry function
 # into prange loops after the body is written (thresholds and measurements there).
@@ -831,7 +832,7 @@ class Emitter(ControlFlowEmitter):
         # a function that calls Python (debug.print's object-mode block, here or in a body it
         # calls: those are emitted first) keeps the GIL, which object mode needs anyway
         nogil = "" if self.module.calls_python else "nogil=True, "
-        options = "cache=_OMNISTAGE_CACHED, " + nogil + "fastmath=" + FASTMATH + ", error_model='numpy', boundscheck=False"
+        options = "cache=_OMNISTAGE_CACHED, " + nogil + FLOAT_OPTIONS + ", boundscheck=False"
         if self.entry and self.module.threads is True and parallel.enabled():
             self.lines, threaded = parallel.parallelize(self.lines)
             if threaded:

@@ -82,3 +82,16 @@ def test_a_subroutine_compiled_for_a_contracted_caller_is_not_reused_by_others()
     assert done.returncode == 0, done.stderr
     fused, plain = map(float, done.stdout.split())
     assert fused != 0.0 and plain == 0.0
+
+
+def test_generated_modules_and_vmath_say_the_contracted_flags():
+    from omnistage.codegen import emit_cpu
+    from omnistage.codegen import vmath
+
+    assert numba_flags.decorator_text(numba_flags.CONTRACTED) == "fastmath={'contract'}, error_model='numpy'"
+    assert numba_flags.decorator_text(numba_flags.ROUNDED) == "fastmath=False, error_model='numpy'"
+    assert emit_cpu.FLOAT_OPTIONS == numba_flags.decorator_text(numba_flags.CONTRACTED)
+    kernels_ = [vmath.lookup("exp", "float32"), vmath.lookup("log1p", "float64"), vmath.lookup("tanh", "float32")]
+    for kernel in kernels_:
+        assert kernel.targetoptions["fastmath"] == numba_flags.CONTRACTED["fastmath"]
+        assert kernel.targetoptions["error_model"] == "numpy"

@@ -20,10 +20,9 @@ import math
 import numba
 import numpy as np
 
-from .. import numba_locator
+from .. import numba_flags, numba_locator
 from ._intrinsics import exponent_field, floor, fmuladd, frexp_sqrt2, ldexp, pow2, rint
 
-FASTMATH = {"contract"}
 # forceinline marks the LLVM function alwaysinline: the caller's loop sees the kernel's body (and
 # vectorizes it) even when it is past LLVM's inlining budget, while the kernel keeps its own
 # fast-math flags and error model. error_model='numpy': a float division by zero gives inf/nan
@@ -32,12 +31,12 @@ FASTMATH = {"contract"}
 # paid by every process that compiled a program using it). The locator goes in first, so the
 # cache files land in omnistage's checked private directory and nowhere else.
 numba_locator.install()
-_njit = numba.njit(fastmath=FASTMATH, error_model="numpy", nogil=True, forceinline=True, cache=True)
+_njit = numba.njit(**numba_flags.CONTRACTED, nogil=True, forceinline=True, cache=True)
 # The kernels' building blocks (polynomials, range reductions) are inlined into the kernel in
 # Numba's IR instead: each separately compiled Numba function costs a whole pipeline (typing,
 # lowering, an LLVM module optimized and linked on its own), which made exp_float32 three
 # compilations (exp, exp_core, horner) and about a fifth of a cold `jit(selu)` compile.
-_inline = numba.njit(fastmath=FASTMATH, error_model="numpy", nogil=True, inline="always")
+_inline = numba.njit(**numba_flags.CONTRACTED, nogil=True, inline="always")
 
 from ..vmath_tables import COEFFS, payne_hanek_table as _payne_hanek_table  # noqa: E402 - Numba-free tables
 
