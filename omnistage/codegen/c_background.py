@@ -111,7 +111,10 @@ def optimize(key, source, fields, program_object):
 
     def ask():
         try:
-            program_object.optimizing = attach(key, program_object) if request(key, source, fields) else False
+            # (attach sets the flag under the lock when it queues the program; assigning its
+            # answer here could overwrite the False an adoption had set meanwhile)
+            if not (request(key, source, fields) and attach(key, program_object)):
+                program_object.optimizing = False
         finally:
             with _lock:
                 _asking.remove(threading.current_thread())
@@ -140,6 +143,7 @@ def attach(key, program_object):
         waiting = _waiting.get(key)
         if waiting is not None:
             waiting.append(weakref.ref(program_object))
+            program_object.optimizing = True  # (before _listen can pop it: it clears the flag after)
             return True
         if key not in _done:
             return False
