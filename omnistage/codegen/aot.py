@@ -357,12 +357,15 @@ def _sources_digest():
     try:
         pdir = cache_integrity.private_dir(disk_cache.cache_dir())
         raw = pdir.read(name)
-        if raw is not None:
+    except OSError:  # an unusable cache directory: hash the files
+        pdir = raw = None
+    if raw is not None:
+        try:
             memo = pdir.untagged(name, raw).decode("ascii", "replace")
             if len(memo) == 64 and all(c in "0123456789abcdef" for c in memo):
                 return memo
-    except (OSError, cache_integrity.DamagedEntry):  # unusable or damaged: hash the files
-        pdir = None
+        except cache_integrity.DamagedEntry:  # (replaced below)
+            pass
     digest = _hash_sources(files)
     if pdir is not None:
         try:

@@ -50,6 +50,7 @@ _helper = None  # the helper process, once started
 _waiting = {}  # key -> [weak references to the AotPrograms to switch once it is published]
 _done = set()  # keys the helper published
 _asking = []  # the threads handing requests over (`optimize`), joined at exit
+_exit_hook = []  # [True] once _finish_asking is registered
 
 
 # idle-scheduled before it imports anything: it starts while the quick build compiles
@@ -121,8 +122,9 @@ def optimize(key, source, fields, program_object):
 
     thread = threading.Thread(target=ask, daemon=True, name="omnistage optimized build request")
     with _lock:
-        if not _asking:
+        if not _exit_hook:
             atexit.register(_finish_asking)
+            _exit_hook.append(True)
         _asking.append(thread)
     thread.start()
 

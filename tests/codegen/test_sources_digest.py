@@ -57,6 +57,7 @@ def test_a_damaged_or_planted_memo_is_not_believed(package, tmp_path):
     assert _digest() == first
     memo.write_bytes(b"0" * 64)  # no tag at all
     assert _digest() == first
+    assert memo.read_bytes() == raw  # replaced by the right one
 
 
 def test_an_unusable_cache_directory_still_gives_the_digest(package, tmp_path, monkeypatch):
