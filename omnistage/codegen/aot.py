@@ -361,10 +361,8 @@ def _sources_digest():
         pdir = raw = None
     if raw is not None:
         try:
-            memo = pdir.untagged(name, raw).decode("ascii", "replace")
-            if len(memo) == 64 and all(c in "0123456789abcdef" for c in memo):
-                return memo
-        except cache_integrity.DamagedEntry:  # (replaced below)
+            return pdir.untagged(name, raw).decode("ascii")  # (the tag says we wrote it)
+        except (cache_integrity.DamagedEntry, UnicodeDecodeError):  # (replaced below)
             pass
     digest = _hash_sources(files)
     if pdir is not None:

@@ -50,7 +50,6 @@ _helper = None  # the helper process, once started
 _waiting = {}  # key -> [weak references to the AotPrograms to switch once it is published]
 _done = set()  # keys the helper published
 _asking = []  # the threads handing requests over (`optimize`), joined at exit
-_exit_hook = []  # [True] once _finish_asking is registered
 
 
 # idle-scheduled before it imports anything: it starts while the quick build compiles
@@ -122,9 +121,6 @@ def optimize(key, source, fields, program_object):
 
     thread = threading.Thread(target=ask, daemon=True, name="omnistage optimized build request")
     with _lock:
-        if not _exit_hook:
-            atexit.register(_finish_asking)
-            _exit_hook.append(True)
         _asking.append(thread)
     thread.start()
 
@@ -136,6 +132,9 @@ def _finish_asking():
         threads = list(_asking)
     for thread in threads:
         thread.join(timeout=2.0)
+
+
+atexit.register(_finish_asking)
 
 
 def attach(key, program_object):

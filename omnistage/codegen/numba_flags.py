@@ -29,11 +29,13 @@ ROUNDED = {"fastmath": False, "error_model": "numpy"}
 CONTRACTED = {"fastmath": {"contract"}, "error_model": "numpy"}
 
 
-
 def decorator_text(flags):
     """`flags` as a generated module's decorator spells them: "fastmath={'contract'}, error_model='numpy'"."""
     fastmath = flags["fastmath"]
-    fastmath = "{" + ", ".join(repr(f) for f in sorted(fastmath)) + "}" if isinstance(fastmath, (set, frozenset)) else repr(fastmath)
+    if isinstance(fastmath, (set, frozenset)):  # (a set's repr has no fixed order)
+        fastmath = "{" + ", ".join(repr(f) for f in sorted(fastmath)) + "}"
+    else:
+        fastmath = repr(fastmath)
     return f"fastmath={fastmath}, error_model={flags['error_model']!r}"
 
 
