@@ -20,9 +20,10 @@ CPU_ONLY_ENV = {
 
 
 # what an omnistage cache directory holds of the programs themselves (generated modules, native
-# libraries, their records and build locks); the rest (the GEMM pool, the float32 kernel object,
-# the runtime kernels' machine code) is compiled once per machine
-PROGRAM_FILES = ("omnistage_gen_*", "omnistage_aot_*", "omnistage_c_*")
+# libraries, their records and build locks: program keys are hex); the rest (the GEMM pool, the
+# float32 kernel object, the op-by-op tier's kernels `omnistage_aot_ops-*`/`omnistage_ops_*`, the
+# runtime kernels' machine code) is compiled once per machine
+PROGRAM_FILES = ("omnistage_gen_*", "omnistage_aot_[0-9a-f]*", "omnistage_c_*")
 
 
 def copy_without_programs(warm, fresh):

@@ -70,6 +70,10 @@ from . import aot_trust, blas_table, blas_threads, cache_integrity, disk_cache, 
 FORMAT = 1
 SYMBOL = "omnistage_aot_main"
 _RECORD_PREFIX = "omnistage_aot_"
+# op kernels (op_kernels.py): compiled once per machine, not per program; their keys and
+# library files carry their own prefixes, so a cache's programs can be told from them
+OP_KERNEL_KEY_PREFIX = "ops-"
+_OP_LIBRARY_PREFIX = "omnistage_ops_"
 _EXIT_WAIT_S = 60.0  # wait_for_builds(): tests and benchmarks that need the libraries now
 _EXIT_GRACE_S = 0.5  # at interpreter exit the builder carries on detached
 _IDLE_EXIT_S = 10.0  # no request for this long: the builder's input is closed (a later one starts anew)
@@ -516,6 +520,12 @@ def load(program, native_tier=False, key=None):
         return None
 
 
+def quick_key(key):
+    """The key a native-tier program's quick build is published under, until its optimized
+    build is (c_tier, c_background)."""
+    return key + "-quick"
+
+
 def published(key):
     """Whether a library is published under `key` with its bytes intact."""
     record = _read_record(key)
@@ -593,6 +603,12 @@ class AotProgram:
         # products and loops run alone meanwhile, leaving the helper a core
         self.optimizing = False
         self._replaced = []  # libraries this one replaced (a call may still be running in one)
+
+    def function(self, symbol, restype, argtypes):
+        """The library's C function `symbol` (op kernels' block driver: op_kernels.py)."""
+        fn = getattr(self._lib, symbol)
+        fn.restype, fn.argtypes = restype, argtypes
+        return fn
 
     def adopt_optimized(self, key):
         """Run the optimized build published under `key` from the next call on (c_background:
@@ -1133,7 +1149,10 @@ def _publish_library(built, name):
 
 def publish(key, built, name, fields):
     """Publish the library at `built` as `name` and its record under `key` (the native tier,
-    c_tier, which builds libraries in the calling process); `fields` join the record."""
+    c_tier, which builds libraries in the calling process); `fields` join the record. An op
+    kernel's library is named with its own prefix."""
+    if key.startswith(OP_KERNEL_KEY_PREFIX):
+        name = _OP_LIBRARY_PREFIX + name.split("_")[-1]
     published = _publish_library(built, name)
     _publish_record({
         "format": FORMAT, "key": key, "module": name, "library": name, "sha256": _file_sha256(published),

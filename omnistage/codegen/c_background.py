@@ -33,6 +33,7 @@ or the helper failed) asks for its optimized build again.
 does: it tests the code a program runs at steady state).
 """
 import atexit
+import contextlib
 import hashlib
 import json
 import os
@@ -50,6 +51,7 @@ _helper = None  # the helper process, once started
 _waiting = {}  # key -> [weak references to the AotPrograms to switch once it is published]
 _done = set()  # keys the helper published
 _asking = []  # the threads handing requests over (`optimize`), joined at exit
+_working = [0]  # builds running on this process's threads (`working`: op_tier's fused builds)
 
 
 # idle-scheduled before it imports anything: it starts while the quick build compiles
@@ -152,10 +154,23 @@ def attach(key, program_object):
     return False
 
 
-def pending():
-    """Whether an optimized build this process asked for is still being compiled."""
+@contextlib.contextmanager
+def working():
+    """Count a build running on one of this process's threads as pending while the block runs."""
     with _lock:
-        return bool(_waiting) and _helper is not None and _helper.poll() is None
+        _working[0] += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _working[0] -= 1
+
+
+def pending():
+    """Whether an optimized build this process asked for is still being compiled or handed
+    over (or a build `working` counts is still running)."""
+    with _lock:
+        return _working[0] > 0 or bool(_asking) or (bool(_waiting) and _helper is not None and _helper.poll() is None)
 
 
 def _listen(helper):

@@ -89,40 +89,10 @@ def compile_program(program, key=None):
     if quick is not None:
         return quick
     try:
-        from .emit_cpu import Unsupported as NoLowering, emit_module
-
-        source, entry = emit_module(program, c_vmath.lookup, threads=None)
-        compile_log.note_source(source)
-        # loops the Numba build would run on every core run on the GEMM pool's threads
-        threaded = _threaded(source) if parallel.likely_enabled() else None
-        ins, outs = aot.signature(program)
-        translation = c_translate.translate(threaded or source, entry, ins, outs, c_vmath.NAMES.values())
-        translated, uses_gemm, uses_lapack = translation
-    except (c_translate.Unsupported, NoLowering) as e:
-        return _decline(key, program, f"{type(e).__name__}: {e}")
-    except Exception as e:  # noqa: BLE001 - a translator bug must not cost the user their result
-        warnings.warn(f"omnistage: translating {program.name!r} to C failed ({type(e).__name__}: {e}); "
-                      f"compiling it with Numba instead. Please report this with the output of "
-                      f"jit(f).lower(...).as_text().", RuntimeWarning, stacklevel=2)
-        return _decline(key, program, f"{type(e).__name__}: {e}")
-    if uses_gemm and not blas_table.fill():
-        return _decline(key, program, "no BLAS")
-    if uses_lapack and not lapack_table.fill():
-        return _decline(key, program, "no LAPACK")
-    kernels = translation.numba_kernels
-    if kernels:  # its Numba kernels must exist (imports Numba; loads or compiles each once per machine)
-        from . import numba_kernel_table
-
-        try:
-            for name, signature in kernels:
-                numba_kernel_table.address(name, signature)
-        except LookupError as e:
-            return _decline(key, program, str(e))
+        source, entry, translated, fields = translation_of(program)
+    except Declined as e:
+        return _decline(key, program, str(e), e.translated)
     memory_check.check_source(source, program.name)  # an array bigger than the machine: say where
-    threads = threaded is not None
-    # (parallel loops run on the GEMM pool, whose entries are in the BLAS table)
-    fields = {"blas_table": uses_gemm or threads, "lapack_table": uses_lapack, "pooled": uses_gemm or threads,
-              "threads": threads, "tier": "c", **({"numba_kernels": kernels} if kernels else {})}
     try:
         small = _small(source, entry)
         if small or not c_background.enabled():
@@ -139,9 +109,57 @@ def compile_program(program, key=None):
         return _decline(key, program, f"{type(e).__name__}: {e}")
 
 
-def quick_key(key):
-    """The key a program's quick build is published under, until its optimized build is."""
-    return key + "-quick"
+class Declined(Exception):
+    """The native tier cannot build this program (the message says why; `translated`: its C,
+    when the compiler is what refused it)."""
+
+    def __init__(self, reason, translated=None):
+        super().__init__(reason)
+        self.translated = translated
+
+
+def translation_of(program):
+    """(the generated module, its entry function's name, its C, the library record's fields) for `program`; raises
+    Declined when it is not translatable or needs what this machine lacks (BLAS, LAPACK, a
+    Numba kernel)."""
+    try:
+        from .emit_cpu import Unsupported as NoLowering, emit_module
+
+        source, entry = emit_module(program, c_vmath.lookup, threads=None)
+        compile_log.note_source(source)
+        # loops the Numba build would run on every core run on the GEMM pool's threads
+        threaded = _threaded(source) if parallel.likely_enabled() else None
+        ins, outs = aot.signature(program)
+        translation = c_translate.translate(threaded or source, entry, ins, outs, c_vmath.NAMES.values())
+        translated, uses_gemm, uses_lapack = translation
+    except (c_translate.Unsupported, NoLowering) as e:
+        raise Declined(f"{type(e).__name__}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - a translator bug must not cost the user their result
+        warnings.warn(f"omnistage: translating {program.name!r} to C failed ({type(e).__name__}: {e}); "
+                      f"compiling it with Numba instead. Please report this with the output of "
+                      f"jit(f).lower(...).as_text().", RuntimeWarning, stacklevel=3)
+        raise Declined(f"{type(e).__name__}: {e}") from None
+    if uses_gemm and not blas_table.fill():
+        raise Declined("no BLAS")
+    if uses_lapack and not lapack_table.fill():
+        raise Declined("no LAPACK")
+    kernels = translation.numba_kernels
+    if kernels:  # its Numba kernels must exist (imports Numba; loads or compiles each once per machine)
+        from . import numba_kernel_table
+
+        try:
+            for name, signature in kernels:
+                numba_kernel_table.address(name, signature)
+        except LookupError as e:
+            raise Declined(str(e)) from None
+    threads = threaded is not None
+    # (parallel loops run on the GEMM pool, whose entries are in the BLAS table)
+    fields = {"blas_table": uses_gemm or threads, "lapack_table": uses_lapack, "pooled": uses_gemm or threads,
+              "threads": threads, "tier": "c", **({"numba_kernels": kernels} if kernels else {})}
+    return source, entry, translated, fields
+
+
+quick_key = aot.quick_key
 
 
 def _load_quick(program, key):

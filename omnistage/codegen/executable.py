@@ -337,6 +337,13 @@ def compile_for_cpu(program):
         loaded = aot.load(program, key=key)
         if loaded is not None:
             return loaded
+        from . import op_tier
+
+        # statements on kernels compiled once per machine answer while the fused library
+        # compiles (c_tier, imported by its thread: ~20 ms of modules this call need not wait for)
+        by_ops = op_tier.compile_program(program, key)
+        if by_ops is not None:
+            return by_ops
         from . import c_tier
 
         built = c_tier.compile_program(program, key=key)

@@ -1,0 +1,212 @@
+"""The op-by-op tier: a program's calls answered statement by statement, on kernels compiled
+once per machine, while its fused library compiles in the background.
+
+Why: a fused library's first compile has a floor the program does not set. selu on 1e5 floats
+is one loop, yet `cc` takes ~60 ms on its C and the link ~11 ms, more than JAX's whole first
+call (71 ms): no optimization level compiles a 1,600-line file faster here (issue 17). A
+program made only of elementwise statements and data movement needs no compile of its own:
+each statement runs on a kernel this machine compiled once (op_kernels), or on NumPy where
+NumPy's operation is the same IEEE operation the fused code performs, and the fused library is
+compiled meanwhile by c_tier, on a thread, exactly as it would have been; calls switch to it
+once it is loaded.
+
+Bits: results do not depend on which tier ran a call, nor on when the fused build arrived
+(a NaN is a NaN in both; its sign and payload are not values: IEEE 754 leaves them open, and
+GCC commutes `a + b` as freely, in one build or another).
+An op kernel is the scalar code the fused loop runs for its primitive (op_kernels); NumPy runs
+only what rounds once by IEEE 754 in any implementation (NUMPY_EXACT: +, -, *, / and sqrt of
+floats, comparisons, selects, logic on booleans); data movement moves values unchanged.
+tests/codegen/test_op_tier.py compares the two tiers' bits on NaNs, infinities, subnormals and
+signed zeros.
+
+Which programs: every top-level statement elementwise (scalar_rules.RULES) or data movement
+(index_maps.INDEX_MAPS), no control flow, no float16/bfloat16 or complex values. A program
+needing a kernel this machine has not compiled yet compiles as before, and the missing kernels
+are requested (c_background's helper builds them for later programs).
+
+`OMNISTAGE_OP_TIER=0` turns the tier off; so does `OMNISTAGE_C_BACKGROUND=0` (the test suite
+tests the code a program runs at steady state).
+"""
+import ast
+import atexit
+import os
+import threading
+
+import numpy as np
+
+from ..core import primitive as core_primitive
+from ..staging import literals
+from ..staging.program import eqn, is_eqn
+from . import aot, c_background, index_maps, narrow_floats, op_kernels, scalar_rules
+
+# (primitive -> NumPy function): operations that round once, by IEEE 754, in NumPy as in C
+_ARITHMETIC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "neg": np.negative,
+               "sqrt": np.sqrt}
+_COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+                "ge": np.greater_equal}
+_LOGIC = {"and_": np.logical_and, "or_": np.logical_or, "not_": np.logical_not}
+_FLOATS = ("float32", "float64")
+_VALUES = _FLOATS + ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def _select(which, *cases):
+    return np.where(which, cases[1], cases[0])
+
+
+def _numpy_exact(prim, in_dtypes):
+    """The NumPy function computing `prim` on these operand dtypes with the fused code's bits,
+    or None."""
+    names = {d.name for d in in_dtypes}
+    if prim in _ARITHMETIC and names <= set(_FLOATS):
+        return _ARITHMETIC[prim]
+    if prim in _COMPARISONS and names <= set(_VALUES):
+        return _COMPARISONS[prim]
+    if prim in _LOGIC and names == {"bool"}:
+        return _LOGIC[prim]
+    if prim == "select_n" and len(in_dtypes) == 3 and in_dtypes[0].name == "bool":
+        return _select
+    return None
+
+
+def enabled():
+    return (os.environ.get("OMNISTAGE_OP_TIER", "1").strip().lower() not in ("0", "false", "no", "off")
+            and c_background.enabled())
+
+
+class Plan:
+    """How to run a program op by op: `steps` (output name, function, input atoms, params),
+    the kernels it needs (`missing`: those this machine has not compiled)."""
+
+    def __init__(self, steps, missing):
+        self.steps = steps
+        self.missing = missing
+
+
+def plan(program):
+    """The Plan running `program` op by op, or None when the tier does not cover it."""
+    if narrow_floats.needs_widening(program):
+        return None
+    steps, missing = [], []
+    for stmt in program.fn.body:
+        if isinstance(stmt, ast.Return):
+            continue
+        if not is_eqn(stmt):
+            return None  # a nested body: control flow
+        e = eqn(stmt)
+        if len(e.outs) != 1:
+            return None
+        in_dtypes = [np.dtype(program.atom_aval(a).dtype) for a in e.ins]
+        out_dtype = np.dtype(program.avals[e.outs[0]].dtype)
+        if any(d.name not in _VALUES for d in (*in_dtypes, out_dtype)):
+            return None
+        ins = [literals.literal_value(a) if literals.is_literal(a) else a.id for a in e.ins]
+        if e.prim in index_maps.INDEX_MAPS:
+            impl = core_primitive.registry[e.prim].impl
+            steps.append((e.outs[0], getattr(impl, "__wrapped__", impl), ins, e.params))
+            continue
+        exact = _numpy_exact(e.prim, in_dtypes)
+        if exact is not None:
+            steps.append((e.outs[0], exact, ins, {}))
+            continue
+        if e.prim not in scalar_rules.RULES:
+            return None
+        sig = op_kernels.signature(e.prim, in_dtypes, out_dtype, e.params)
+        kernel = op_kernels.load(sig)
+        if kernel is None:
+            missing.append(sig)
+        steps.append((e.outs[0], kernel, ins, {}))
+    return Plan(steps, missing)
+
+
+_builds = []  # fused builds running in the background, joined at exit
+_builds_lock = threading.Lock()
+
+
+class OpByOpProgram:
+    """A program's executable that runs it op by op until its fused library (c_tier) is
+    ready, then runs that; both give the same bits."""
+
+    backend = "numba_cpu"
+    cache_status = "run op by op on kernels compiled once per machine (its fused library compiles meanwhile)"
+
+    def __init__(self, program, plan_):
+        self.program = program
+        self._steps = plan_.steps
+        self._consts = dict(program.consts)
+        self._outs = [literals.literal_value(a) if literals.is_literal(a) else a.id for a in program.out_atoms]
+        self._in_names = program.in_names
+        self._in_dtypes = [np.dtype(a.dtype) for a in program.in_avals]
+        self._fused = None
+
+    def start_fused_build(self, key):
+        """Compile the fused library (c_tier) on a thread; calls switch to it once loaded."""
+        thread = threading.Thread(target=self._build, args=(key,), daemon=True, name="omnistage fused build")
+        with _builds_lock:
+            _builds.append(thread)
+        thread.start()
+
+    def _build(self, key):
+        from . import c_tier
+
+        with c_background.working():
+            try:
+                self._fused = c_tier.compile_program(self.program, key=key)
+            finally:
+                with _builds_lock:
+                    _builds.remove(threading.current_thread())
+
+    @property
+    def fused(self):
+        """The fused library's executable, once loaded (None until then, or if c_tier declined:
+        this tier then runs every call)."""
+        return self._fused
+
+    def __call__(self, *args):
+        fused = self._fused
+        if fused is not None:
+            return fused(*args)
+        return self.run_by_ops(*args)
+
+    def run_by_ops(self, *args):
+        """One call op by op (what a call runs until the fused library is loaded)."""
+        env = dict(self._consts)
+        for name, a, dtype in zip(self._in_names, args, self._in_dtypes):
+            env[name] = a if getattr(a, "dtype", None) == dtype else np.asarray(a, dtype)  # (as aot._c_buffer converts)
+        with np.errstate(all="ignore"):
+            for out, fn, ins, params in self._steps:
+                env[out] = fn(*[env[a] if isinstance(a, str) else a for a in ins], **params)
+        return tuple(np.asarray(env[o]) if isinstance(o, str) else np.asarray(o) for o in self._outs)
+
+    def as_text(self):
+        fused = self._fused
+        if fused is not None:
+            return fused.as_text()
+        return "# run op by op while its fused library compiles\n" + self.program.source()
+
+
+def compile_program(program, key):
+    """An OpByOpProgram for `program`, or None (the caller compiles as before). Kernels the
+    plan lacks are requested for later programs."""
+    if not enabled() or key is None or aot.published(key) or aot.published(aot.quick_key(key)):
+        return None  # (a library c_tier loads: under OMNISTAGE_AOT=0 only c_tier looks; a quick build it re-optimizes)
+    plan_ = plan(program)
+    if plan_ is None:
+        return None
+    if plan_.missing:
+        op_kernels.request(plan_.missing)
+        return None
+    by_ops = OpByOpProgram(program, plan_)
+    by_ops.start_fused_build(key)
+    return by_ops
+
+
+def wait(timeout=30.0):
+    """Let the fused builds running in the background finish (at exit: so the next process
+    loads the library instead of running op by op)."""
+    with _builds_lock:
+        threads = list(_builds)
+    for thread in threads:
+        thread.join(timeout=timeout)
+
+
+atexit.register(wait)

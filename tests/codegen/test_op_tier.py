@@ -1,0 +1,218 @@
+"""The op-by-op tier (codegen/op_tier.py, op_kernels.py): a program run statement by statement on
+kernels compiled once per machine gives the bits its fused native library gives (NaNs,
+infinities, subnormals and signed zeros included; partial blocks, scalars, several dimensions),
+and a jitted function answers from it until the fused library is loaded, then from that."""
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import omnistage as fw
+import omnistage.numpy as xnp
+from omnistage import lax
+from omnistage.codegen import c_background, op_kernels, op_tier
+from omnistage.codegen.executable import compile_for_cpu
+
+pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc")) is None, reason="no C compiler")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def kernel_cache(tmp_path_factory):
+    """One cache for the module: its kernels are compiled once, as on a machine."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OMNISTAGE_CACHE_DIR", str(tmp_path_factory.mktemp("op-tier-cache")))
+        mp.setenv("OMNISTAGE_C_TIER", "1")
+        mp.setenv("OMNISTAGE_OP_TIER", "0")  # compile_for_cpu builds the fused library unless a test says otherwise
+        old = fw.config.read("jax_enable_x64")
+        fw.config.update("jax_enable_x64", True)  # float64 programs
+        try:
+            yield
+        finally:
+            fw.config.update("jax_enable_x64", old)
+
+
+def _program(f, *args):
+    return fw.jit(f).lower(*args).program
+
+
+def _by_ops(program):
+    """The program's OpByOpProgram (its kernels compiled here first), with no fused build."""
+    plan = op_tier.plan(program)
+    assert plan is not None, "the op-by-op tier does not cover this program"
+    for sig in plan.missing:
+        assert op_kernels.build(sig), f"no kernel for {sig}"
+    plan = op_tier.plan(program)
+    assert not plan.missing
+    return op_tier.OpByOpProgram(program, plan)
+
+
+def _bits(a):
+    """The bits of `a`, every NaN one NaN (its sign and payload are not values: GCC commutes
+    `a + b` in one build and not another, and x86 propagates the first operand's NaN)."""
+    a = np.array(a)
+    if a.dtype.kind != "f":
+        return a
+    a[np.isnan(a)] = np.nan
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+def _same_bits(f, *args):
+    program = _program(f, *args)
+    fused = compile_for_cpu(program)
+    assert getattr(fused, "record", {}).get("tier") == "c", type(fused).__name__
+    flat = [np.asarray(a) for a in args]
+    want = fused(*flat)
+    got = _by_ops(program).run_by_ops(*flat)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(_bits(g), _bits(w))
+
+
+def _special(dtype, n, seed=0):
+    """`n` values of `dtype`: NaN, infinities, signed zeros, subnormals, the extremes, then
+    normals of every scale."""
+    info = np.finfo(dtype)
+    fixed = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, info.smallest_subnormal, -info.smallest_subnormal,
+             info.tiny, info.max, -info.max, 1.0, -1.0, 0.5, 88.7, -103.9, 710.0, -745.2, 1e-30]
+    rng = np.random.default_rng(seed)
+    rest = rng.standard_normal(max(n - len(fixed), 0)) * np.exp(rng.uniform(-12, 12, max(n - len(fixed), 0)))
+    with np.errstate(over="ignore"):
+        return np.concatenate([np.array(fixed), rest])[:n].astype(dtype)
+
+
+UNARY = [lax.exp, lax.log, lax.log1p, lax.expm1, lax.tanh, lax.logistic, lax.sin, lax.cos, lax.tan, lax.sqrt,
+         lax.rsqrt, lax.abs, lax.neg, lax.sign, lax.floor, lax.ceil, lax.atan, lax.asinh, lax.cbrt,
+         lax.is_finite, lambda x: lax.integer_pow(x, 3), lambda x: lax.integer_pow(x, -2),
+         lambda x: lax.convert_element_type(x, np.int32), xnp.square, xnp.exp2, xnp.round]
+BINARY = [lax.add, lax.sub, lax.mul, lax.div, lax.max, lax.min, lax.pow, lax.atan2, lax.rem, lax.nextafter,
+          lambda a, b: xnp.where(a > b, a, b * 2), lambda a, b: lax.lt(a, b) & lax.ne(b, b)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", range(len(UNARY)))
+def test_unary_bits(dtype, k):
+    # 2 full blocks and a partial one
+    _same_bits(UNARY[k], _special(dtype, 2 * op_kernels.BLOCK + 37))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", range(len(BINARY)))
+def test_binary_bits(dtype, k):
+    a = _special(dtype, 3000, seed=1)
+    b = np.roll(_special(dtype, 3000, seed=2), 7)  # special values meet each other and normals
+    _same_bits(BINARY[k], a, b)
+
+
+def test_selu_scalars_and_dimensions():
+    def selu(x, alpha=1.67, lmbda=1.05):
+        return lmbda * xnp.where(x > 0, x, alpha * xnp.exp(x) - alpha)
+
+    _same_bits(selu, _special(np.float32, 100000).reshape(400, 250))
+    _same_bits(selu, np.float32(-0.75))  # rank 0: one padded block
+    _same_bits(lambda x, y: xnp.maximum(x, 0.0) * y + xnp.tanh(y), _special(np.float32, 5000), np.float32(3.0))
+
+
+def test_broadcasts_and_movement():
+    x = _special(np.float32, 600, seed=3).reshape(20, 30)
+    y = _special(np.float32, 30, seed=4)
+    _same_bits(lambda x, y: xnp.exp(x - y[None, :]).T.reshape(-1)[::-1], x, y)
+    _same_bits(lambda x: lax.convert_element_type(x, np.float64) * 3.0 + xnp.log(x).astype(np.float64), x)
+
+
+OPS = [lambda a, b: xnp.exp(a) - b, lambda a, b: xnp.maximum(a, b), lambda a, b: a * b + 1.0,
+       lambda a, b: xnp.tanh(a) / b, lambda a, b: xnp.where(a < b, xnp.log1p(b), -a), lambda a, b: xnp.sqrt(a) + b]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(OPS) - 1), st.booleans()), min_size=1, max_size=6),
+       st.sampled_from([1, 7, 4096, 5000]), st.sampled_from([np.float32, np.float64]))
+def test_chains_bits(chain, n, dtype):
+    """Random chains of elementwise statements: fused into one loop, or run one by one."""
+
+    def f(x, y):
+        a, b = x, y
+        for op, swap in chain:
+            a, b = (OPS[op](b, a), a) if swap else (OPS[op](a, b), b)
+        return a, b
+
+    _same_bits(f, _special(dtype, n, seed=5), _special(dtype, n, seed=6)[::-1].copy())
+
+
+def test_not_covered():
+    x = np.ones(10, np.float32)
+    assert op_tier.plan(_program(lambda x: xnp.sum(xnp.exp(x)), x)) is None  # a reduction
+    assert op_tier.plan(_program(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x), x)) is None  # control flow
+    assert op_tier.plan(_program(lambda x: xnp.exp(x.astype(np.float16)), x)) is None  # float16
+    assert op_tier.plan(_program(lambda x: x * (1 + 2j), x)) is None  # complex
+
+
+def test_missing_kernels_are_requested_not_waited_for(monkeypatch):
+    asked = []
+    monkeypatch.setenv("OMNISTAGE_OP_TIER", "1")
+    monkeypatch.setenv("OMNISTAGE_C_BACKGROUND", "1")
+    monkeypatch.setattr(op_kernels, "request", lambda sigs: asked.extend(sigs))
+    monkeypatch.setattr(op_kernels, "load", lambda sig: None)  # as on a machine that never built one
+    program = _program(lambda x: xnp.expm1(x) * 2, np.ones(10, np.float64))
+    assert op_tier.compile_program(program, "k") is None
+    assert [s.prim for s in asked] == ["expm1"]
+
+
+def test_jit_answers_op_by_op_then_fused(monkeypatch):
+    monkeypatch.setenv("OMNISTAGE_OP_TIER", "1")
+    monkeypatch.setenv("OMNISTAGE_C_BACKGROUND", "1")
+    x = _special(np.float32, 20000, seed=8)
+
+    def f(x):
+        return xnp.where(x > 0, x, 1.6 * xnp.expm1(x)) * 1.05
+
+    _by_ops(_program(f, x))  # its kernels exist on this "machine"
+    jitted = fw.jit(f)
+    compiled = jitted.lower(x).compile()
+    assert isinstance(compiled.executable, op_tier.OpByOpProgram)
+    first = np.asarray(compiled(x))
+    op_tier.wait()
+    assert compiled.executable.fused is not None and compiled.executable.fused.record.get("tier") == "c"
+    np.testing.assert_array_equal(_bits(np.asarray(compiled(x))), _bits(first))
+    while c_background.pending():  # (its optimized build, from the helper)
+        import time
+
+        time.sleep(0.02)
+
+
+def test_fresh_process_first_call_by_ops_next_process_fused(tmp_path):
+    """Issue 17's path: a machine with the kernels, a new program: the first process answers op by
+    op, leaves the fused library behind; the next loads it."""
+    script = textwrap.dedent("""
+        import sys, time
+        import numpy as np, omnistage as fw, omnistage.numpy as xnp
+        from omnistage.codegen import c_background, op_tier
+        f = fw.jit(lambda x: 1.05 * xnp.where(x > 0, x, 1.67 * xnp.exp(x) - 1.67))
+        x = np.linspace(-3, 3, 10001, dtype=np.float32)
+        y = np.asarray(f(x))
+        kind = type(f.lower(x).compile().executable).__name__
+        while c_background.pending():
+            time.sleep(0.02)
+        print(kind, y.view(np.uint32).sum(dtype=np.uint64))
+    """)
+    env = dict(os.environ, OMNISTAGE_CACHE_DIR=str(tmp_path / "cache"), OMNISTAGE_C_BACKGROUND="1", OMNISTAGE_OP_TIER="1")
+    run = lambda: subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    outs = [run() for _ in range(3)]
+    for o in outs:
+        assert o.returncode == 0, o.stderr
+    kinds = [o.stdout.split()[0] for o in outs]
+    sums = {o.stdout.split()[1] for o in outs}
+    # 1: no kernel yet (compiled as before, the kernel requested); the cache then holds the program
+    assert kinds[0] != "OpByOpProgram" and kinds[1] != "OpByOpProgram" and len(sums) == 1
+    for name in os.listdir(tmp_path / "cache"):  # the programs go; the kernels stay
+        if name.startswith(("omnistage_aot_", "omnistage_c_")) and not name.startswith("omnistage_aot_ops-"):
+            os.unlink(tmp_path / "cache" / name)
+    again = [run() for _ in range(2)]
+    assert [o.stdout.split()[0] for o in again] == ["OpByOpProgram", "AotProgram"], [o.stderr for o in again]
+    assert {o.stdout.split()[1] for o in again} == sums
