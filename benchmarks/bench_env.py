@@ -8,6 +8,8 @@ matmul times swing 2-30 ms, and NUMBA_NUM_THREADS=1 turns omnistage's parallel l
 """
 import os
 import shutil
+import sys
+import time
 
 SINGLE_THREAD_ENV = {
     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
@@ -30,6 +32,15 @@ def copy_without_programs(warm, fresh):
     """Copy cache directory `warm` to `fresh` without its programs: a machine that has run
     omnistage before, compiling these programs for the first time (issue 17's first call)."""
     shutil.copytree(warm, fresh, ignore=shutil.ignore_patterns(*PROGRAM_FILES))
+
+
+def settle(limit_s=60.0):
+    """Wait for what omnistage compiles in the background (optimized builds, a program's fused
+    library while the op-by-op tier answers), so the calls timed next are the steady state's."""
+    background = sys.modules.get("omnistage.codegen.c_background")
+    deadline = time.monotonic() + limit_s
+    while background is not None and background.pending() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def apply(single_thread=True):

@@ -100,6 +100,7 @@ def interleaved_medians(calls, repeats, min_sample):
     for call in calls.values():
         call()
         call()
+    bench_env.settle()
     numbers = {name: _calls_per_sample(call, min_sample) for name, call in calls.items()}
     samples = {name: [] for name in calls}
     order = list(calls)

@@ -32,6 +32,7 @@ MIN_SAMPLE_S = 0.05
 def median_time(call, repeats):
     call()
     call()
+    bench_env.settle()
     number, elapsed = 1, 0.0
     while True:
         t0 = time.perf_counter()

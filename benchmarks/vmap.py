@@ -53,6 +53,7 @@ def _calls_per_repeat(fn, min_time):
     """Back-to-back calls that last >= min_time (after two warm-up calls)."""
     fn()
     fn()
+    bench_env.settle()
     n = 1
     while True:
         start = time.perf_counter()
