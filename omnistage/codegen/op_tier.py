@@ -31,11 +31,13 @@ import ast
 import atexit
 import os
 import threading
+import warnings
 
 import numpy as np
 
 from ..core import primitive as core_primitive
 from ..staging import literals
+from ..staging.interpret import check_sizes
 from ..staging.program import eqn, is_eqn
 from . import aot, c_background, index_maps, narrow_floats, op_kernels, scalar_rules
 
@@ -151,6 +153,9 @@ class OpByOpProgram:
         with c_background.working():
             try:
                 self._fused = c_tier.compile_program(self.program, key=key)
+            except Exception as e:  # noqa: BLE001 - this tier answers on; the user's calls lose nothing
+                warnings.warn(f"omnistage: compiling {self.program.name!r} failed ({type(e).__name__}: {e}); "
+                              f"it runs op by op instead", RuntimeWarning)
             finally:
                 with _builds_lock:
                     _builds.remove(threading.current_thread())
@@ -192,6 +197,7 @@ def compile_program(program, key):
     plan_ = plan(program)
     if plan_ is None:
         return None
+    check_sizes(program)  # an array bigger than the machine: the statement named, as the compilers do
     if plan_.missing:
         op_kernels.request(plan_.missing)
         return None

@@ -23,7 +23,7 @@ def _impl_namespace():
 def compile_program(program):
     """A Python function running `program` on NumPy arrays (cached on the program)."""
     if program._compiled is None:
-        _check_sizes(program)  # an array bigger than the machine: say which statement
+        check_sizes(program)  # an array bigger than the machine: say which statement
         ns = _impl_namespace()
         ns.update(program.consts)
         src = program.source(with_header=False, with_locs=False)
@@ -39,7 +39,7 @@ def compile_program(program):
     return program._compiled
 
 
-def _check_sizes(program):
+def check_sizes(program):
     """Raise IntermediateTooLargeError for the first statement of `program` (nested bodies
     included) whose result is larger than this machine's memory, naming its user line."""
     limit = memory_limit.memory_limit()
