@@ -743,6 +743,11 @@ def _cached_source(module):
 # --- the cold path: schedule a builder --------------------------------------------------------
 
 
+def native_tier_enabled():
+    """Whether the native tier (c_tier) may build and load programs: OMNISTAGE_C_TIER=0 says no."""
+    return os.environ.get("OMNISTAGE_C_TIER", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 def compiler():
     """The command linking libraries (`$CC` with its flags, else cc) as a list, or None."""
     return aot_trust.compiler_command()

@@ -63,8 +63,7 @@ FLAGS = ("-O2", "-pipe", "-fvect-cost-model=dynamic", "-march=native", "-ffp-con
 _declined = {}  # program key -> why this process found it untranslatable (OMNISTAGE_AOT_DEBUG prints it)
 
 
-def enabled():
-    return os.environ.get("OMNISTAGE_C_TIER", "1").strip().lower() not in ("0", "false", "no", "off")
+enabled = aot.native_tier_enabled
 
 
 def compile_program(program, key=None):

@@ -24,8 +24,9 @@ Which programs: every top-level statement elementwise (scalar_rules.RULES) or da
 needing a kernel this machine has not compiled yet compiles as before, and the missing kernels
 are requested (c_background's helper builds them for later programs).
 
-`OMNISTAGE_OP_TIER=0` turns the tier off; so does `OMNISTAGE_C_BACKGROUND=0` (the test suite
-tests the code a program runs at steady state).
+`OMNISTAGE_OP_TIER=0` turns the tier off; so do `OMNISTAGE_C_TIER=0` (its fused build would not
+be the native tier's) and `OMNISTAGE_C_BACKGROUND=0` (the test suite tests the code a program
+runs at steady state).
 """
 import ast
 import atexit
@@ -72,7 +73,7 @@ def _numpy_exact(prim, in_dtypes):
 
 def enabled():
     return (os.environ.get("OMNISTAGE_OP_TIER", "1").strip().lower() not in ("0", "false", "no", "off")
-            and c_background.enabled())
+            and aot.native_tier_enabled() and c_background.enabled() and aot.compiler() is not None)
 
 
 class Plan:
