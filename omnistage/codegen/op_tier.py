@@ -121,6 +121,16 @@ def plan(program):
     return Plan(steps, missing)
 
 
+def _with_last_uses(steps, keep):
+    """`steps` with, on each, the names no later step reads (nor the program returns)."""
+    seen, out = set(keep), []
+    for name, fn, ins, params in reversed(steps):
+        reads = {a for a in ins if isinstance(a, str)}
+        out.append((name, fn, ins, params, tuple(sorted(reads - seen))))
+        seen |= reads
+    return out[::-1]
+
+
 _builds = []  # fused builds running in the background, joined at exit
 _builds_lock = threading.Lock()
 
@@ -134,7 +144,8 @@ class OpByOpProgram:
 
     def __init__(self, program, plan_):
         self.program = program
-        self._steps = plan_.steps
+        outs = {a.id for a in program.out_atoms if not literals.is_literal(a)}
+        self._steps = _with_last_uses(plan_.steps, outs)
         self._consts = dict(program.consts)
         self._outs = [literals.literal_value(a) if literals.is_literal(a) else a.id for a in program.out_atoms]
         self._in_names = program.in_names
@@ -179,8 +190,10 @@ class OpByOpProgram:
         for name, a, dtype in zip(self._in_names, args, self._in_dtypes):
             env[name] = a if getattr(a, "dtype", None) == dtype else np.asarray(a, dtype)  # (as aot._c_buffer converts)
         with np.errstate(all="ignore"):
-            for out, fn, ins, params in self._steps:
+            for out, fn, ins, params, dead in self._steps:
                 env[out] = fn(*[env[a] if isinstance(a, str) else a for a in ins], **params)
+                for name in dead:  # a long chain on big arrays holds two or three at a time, as NumPy's would
+                    del env[name]
         return tuple(np.asarray(env[o]) if isinstance(o, str) else np.asarray(o) for o in self._outs)
 
     def as_text(self):
