@@ -216,3 +216,13 @@ def test_fresh_process_first_call_by_ops_next_process_fused(tmp_path):
     again = [run() for _ in range(2)]
     assert [o.stdout.split()[0] for o in again] == ["OpByOpProgram", "AotProgram"], [o.stderr for o in again]
     assert {o.stdout.split()[1] for o in again} == sums
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_division_by_scalars_and_rows(dtype):
+    """The emitter may multiply by a hoisted reciprocal where a divisor is loop-invariant."""
+    x = _special(dtype, 9000, seed=9)
+    _same_bits(lambda x, s: x / s, x, dtype(3.0))
+    _same_bits(lambda x: x / 3.0, x)
+    _same_bits(lambda x: 7.0 / x, x)
+    _same_bits(lambda x, r: x.reshape(90, 100) / r[:, None], x, _special(dtype, 90, seed=10))
