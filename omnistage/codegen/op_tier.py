@@ -20,7 +20,7 @@ tests/codegen/test_op_tier.py compares the two tiers' bits on NaNs, infinities, 
 signed zeros.
 
 Which programs: every top-level statement elementwise (scalar_rules.RULES) or data movement
-(index_maps.INDEX_MAPS), no control flow, no float16/bfloat16 or complex values. A program
+(index_maps.INDEX_MAPS, concatenate, pad), no control flow, no float16/bfloat16 or complex values. A program
 needing a kernel this machine has not compiled yet compiles as before, and the missing kernels
 are requested (c_background's helper builds them for later programs).
 
@@ -48,6 +48,8 @@ _ARITHMETIC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.
 _COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
                 "ge": np.greater_equal}
 _LOGIC = {"and_": np.logical_and, "or_": np.logical_or, "not_": np.logical_not}
+# data movement beyond the index maps: their NumPy implementations copy values unchanged
+_MOVES = frozenset({"concatenate", "pad"})
 _FLOATS = ("float32", "float64")
 _VALUES = _FLOATS + ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
@@ -103,7 +105,7 @@ def plan(program):
         if any(d.name not in _VALUES for d in (*in_dtypes, out_dtype)):
             return None
         ins = [literals.literal_value(a) if literals.is_literal(a) else a.id for a in e.ins]
-        if e.prim in index_maps.INDEX_MAPS:
+        if e.prim in index_maps.INDEX_MAPS or e.prim in _MOVES:
             impl = core_primitive.registry[e.prim].impl
             steps.append((e.outs[0], getattr(impl, "__wrapped__", impl), ins, e.params))
             continue

@@ -124,6 +124,12 @@ def test_broadcasts_and_movement():
     y = _special(np.float32, 30, seed=4)
     _same_bits(lambda x, y: xnp.exp(x - y[None, :]).T.reshape(-1)[::-1], x, y)
     _same_bits(lambda x: lax.convert_element_type(x, np.float64) * 3.0 + xnp.log(x).astype(np.float64), x)
+    _same_bits(lambda x, y: xnp.concatenate([xnp.exp(x), x[:5]]).T + xnp.pad(y, (2, 1))[1:-2, None], x, y)
+    _same_bits(lambda x: xnp.pad(xnp.tanh(x), ((1, 2), (3, 0)), constant_values=-1.5), x)
+    # mnist_vae's image grid: 100 transposes, hstacks and vstacks
+    images = np.random.default_rng(11).random((100, 784)) > 0.5
+    _same_bits(lambda v: xnp.vstack([xnp.hstack([v.reshape(-1, 28, 28)[r * 10 + c].T for c in range(10)][::-1])
+                                     for r in range(10)]).T, images)
 
 
 OPS = [lambda a, b: xnp.exp(a) - b, lambda a, b: xnp.maximum(a, b), lambda a, b: a * b + 1.0,
