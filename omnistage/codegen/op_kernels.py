@@ -18,6 +18,12 @@ program compiles as before; later programs use it), and published under an `ops-
 (aot.OP_KERNEL_KEY_PREFIX) with every check the program cache has (hash, tag, atomic writes).
 The key is the one-statement program's key: a change to omnistage or its compiler makes new
 kernels, as it makes new programs.
+
+The product kernel (MATMUL, one per float dtype) is a one-statement BLAS-sized `dot_general`
+whose C gets another driver, `omnistage_op_matmul(a, b, out, shapes)`: c_runtime's `os_matmul`,
+the function every native library's products call, with the shapes and transpose flags given
+at run time instead of written into the call. Same function, same BLAS table, same blocks: the
+bits a fused library's product gives.
 """
 import ast
 import atexit
@@ -33,6 +39,10 @@ from . import aot
 
 BLOCK = 4096  # elements: below parallel.py's threshold (one thread), a few pages per operand
 DRIVER = "omnistage_op_blocks"
+MATMUL = "matmul"  # the product kernel's primitive name in its Signature
+MATMUL_DRIVER = "omnistage_op_matmul"
+_MATMUL_SIDE = 64  # its program's square operands: big enough to reach os_matmul (emit_cpu.SMALL_PRODUCT_WORK)
+_BLAS_SLOTS = {"float32": (0, "float"), "float64": (1, "double")}  # blas_table.KINDS
 
 
 class Signature(NamedTuple):
@@ -50,8 +60,21 @@ def signature(prim, in_dtypes, out_dtype, params):
                      tuple(sorted(params.items())))
 
 
+def matmul_signature(dtype):
+    """The product kernel's Signature for float `dtype`."""
+    name = np.dtype(dtype).name
+    return Signature(MATMUL, (name, name), name, ())
+
+
 def program_of(sig):
     """The one-statement Program a kernel is compiled from."""
+    if sig.prim == MATMUL:
+        fn = ast.parse("def op_matmul(x0, x1):\n    return (y,)\n").body[0]
+        fn.body.insert(0, make_stmt(["y"], "dot_general", [name_atom("x0"), name_atom("x1")],
+                                    {"dimension_numbers": (((1,), (0,)), ((), ())), "precision": None,
+                                     "preferred_element_type": None}))
+        square = ShapedArray((_MATMUL_SIDE, _MATMUL_SIDE), np.dtype(sig.out))
+        return Program(fn, {"x0": square, "x1": square, "y": square})
     ins = [f"x{i}" for i in range(len(sig.ins))]
     fn = ast.parse(f"def op_{sig.prim}({', '.join(ins)}):\n    return (y,)\n").body[0]
     fn.body.insert(0, make_stmt(["y"], sig.prim, [name_atom(n) for n in ins], dict(sig.params)))
@@ -76,6 +99,43 @@ int32_t {DRIVER}(void **buffers, int64_t blocks, const int64_t *steps) {{
     return 0;
 }}
 """
+
+
+def matmul_driver_source(dtype):
+    """The product kernel's driver: os_matmul(slot, 1, 0, ...) with `shapes` = the 8 operand
+    parameters emit_cpu writes into a product's call (each operand's batch, rows, columns;
+    the two transpose flags), then batch, M, N."""
+    slot, ct = _BLAS_SLOTS[dtype]
+    return f"""
+int32_t {MATMUL_DRIVER}(const char *a, const char *b, char *out, const int64_t *p) {{
+    const {ct} one = 1, zero = 0;
+    os_matmul({slot}, &one, &zero, sizeof({ct}), a, b, out, p[0], p[1], p[2], p[3], p[4], p[5], (int)p[6], (int)p[7],
+              p[8], p[9], p[10]);
+    return 0;
+}}
+"""
+
+
+class MatmulKernel:
+    """A loaded product kernel: `kernel(a, b, out, params)` fills the C-ordered (batch, M, N)
+    array `out` from the C-ordered operands `a`, `b` stored as `params` says (emit_cpu's
+    _blas_operand)."""
+
+    def __init__(self, sig, library):
+        self._library = library
+        self._fn = library.function(MATMUL_DRIVER, ctypes.c_int32, [ctypes.c_void_p] * 4)
+        self.sig = sig
+
+    def __call__(self, a, b, out, params):
+        shapes = (ctypes.c_int64 * 11)(*params, *out.shape)
+        if aot.building():  # beside a builder the GEMM pool loses, as a library's own call does (aot)
+            from . import gemm_pool
+
+            with gemm_pool.one_thread():
+                self._fn(a.ctypes.data, b.ctypes.data, out.ctypes.data, shapes)
+        else:
+            self._fn(a.ctypes.data, b.ctypes.data, out.ctypes.data, shapes)
+        return out
 
 
 class Kernel:
@@ -140,7 +200,7 @@ def load(sig):
         library = aot.load(program, native_tier=True, key=key_of(program))
         if library is None:
             return None
-        kernel = _loaded.setdefault(sig, Kernel(sig, library))
+        kernel = _loaded.setdefault(sig, (MatmulKernel if sig.prim == MATMUL else Kernel)(sig, library))
     return kernel
 
 
@@ -167,7 +227,8 @@ def _translated(sig):
         _, _, translated, fields = c_tier.translation_of(program)
     except c_tier.Declined:
         return None
-    return key_of(program), translated + driver_source(len(sig.ins) + 1), fields
+    driver = matmul_driver_source(sig.out) if sig.prim == MATMUL else driver_source(len(sig.ins) + 1)
+    return key_of(program), translated + driver, fields
 
 
 def build(sig):

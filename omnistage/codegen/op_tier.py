@@ -19,8 +19,15 @@ floats, comparisons, selects, logic on booleans); data movement moves values unc
 tests/codegen/test_op_tier.py compares the two tiers' bits on NaNs, infinities, subnormals and
 signed zeros.
 
-Which programs: every top-level statement elementwise (scalar_rules.RULES) or data movement
-(index_maps.INDEX_MAPS, concatenate, pad), no control flow, no float16/bfloat16 or complex values. A program
+A float `dot_general` of one dtype runs as the fused code runs it (Product): a product of at
+most emit_cpu.SMALL_PRODUCT_WORK multiply-adds as its loop nest does, one rounded multiply and
+one rounded add per term in k order (NumPy's `*` and `+`, exact), a bigger one on the product
+kernel (op_kernels.MATMUL: the same os_matmul call on the same operand layouts). The program is
+first rewritten as the emitter rewrites it (contraction_layout.fold_transposes), so each
+product reads the operands the fused one reads.
+
+Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product,
+or data movement (index_maps.INDEX_MAPS, concatenate, pad), no control flow, no float16/bfloat16 or complex values. A program
 needing a kernel this machine has not compiled yet compiles as before, and the missing kernels
 are requested (c_background's helper builds them for later programs).
 
@@ -40,7 +47,7 @@ from ..core import primitive as core_primitive
 from ..staging import literals
 from ..staging.interpret import check_sizes
 from ..staging.program import eqn, is_eqn
-from . import aot, c_background, index_maps, narrow_floats, op_kernels, scalar_rules
+from . import aot, c_background, contraction_layout, index_maps, narrow_floats, op_kernels, parallel, scalar_rules
 
 # (primitive -> NumPy function): operations that round once, by IEEE 754, in NumPy as in C
 _ARITHMETIC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "neg": np.negative,
@@ -78,19 +85,80 @@ def enabled():
             and aot.native_tier_enabled() and c_background.enabled() and aot.compiler() is not None)
 
 
+class Product:
+    """`dot_general(lhs, rhs)` of one float dtype with the fused code's bits (emit_cpu's
+    _emit_dot_general, its three cases: no terms, the small loop nest, os_matmul)."""
+
+    def __init__(self, la, ra, out_aval, dimension_numbers):
+        (lc, rc), (lb, rb) = dimension_numbers
+        lfree = [d for d in range(la.ndim) if d not in lc and d not in lb]
+        rfree = [d for d in range(ra.ndim) if d not in rc and d not in rb]
+        size = lambda shape, axes: int(np.prod([shape[d] for d in axes], dtype=np.int64))  # noqa: E731
+        B, M, K, N = size(la.shape, lb), size(la.shape, lfree), size(la.shape, lc), size(ra.shape, rfree)
+        self.dims = (B, M, N, K)
+        self.shape, self.dtype = tuple(out_aval.shape), np.dtype(out_aval.dtype)
+        # each operand as (B, rows, cols) in contraction order: the axes permutation making it so
+        self._perms = (tuple(lb) + tuple(lfree) + tuple(lc), tuple(rb) + tuple(rc) + tuple(rfree))
+        from .emit_cpu import SMALL_PRODUCT_WORK
+
+        work = B * M * N * K
+        self.kind = "zeros" if K == 0 else "empty" if work == 0 else "loops" if work <= SMALL_PRODUCT_WORK else "blas"
+        if self.kind == "blas":
+            self.layouts = []
+            for (batch, rows, cols), ndim, matrix in (((lb, lfree, lc), la.ndim, (M, K)),
+                                                      ((rb, rc, rfree), ra.ndim, (K, N))):
+                layout = contraction_layout.matrix_layout(batch, rows, cols, ndim)
+                self.layouts.append((layout, (B,) + (matrix if layout in ("C", None) else matrix[::-1])))
+        self.kernel = None  # the product kernel (plan sets it)
+
+    def __call__(self, lhs, rhs):
+        B, M, N, K = self.dims
+        if self.kind == "zeros":
+            return np.zeros(self.shape, self.dtype)
+        if self.kind == "empty":
+            return np.empty(self.shape, self.dtype)
+        if self.kind == "loops":  # acc = 0; acc = acc + l * r over k: each rounding once, as in C
+            l3 = np.transpose(lhs, self._perms[0]).reshape(B, M, K)
+            r3 = np.transpose(rhs, self._perms[1]).reshape(B, K, N)
+            acc = np.zeros((B, M, N), self.dtype)
+            for k in range(K):
+                acc = acc + l3[:, :, k, None] * r3[:, None, k, :]
+            return acc.reshape(self.shape)
+        operands, params = [], []
+        for x, perm, (layout, matrix) in zip((lhs, rhs), self._perms, self.layouts):
+            x = np.ascontiguousarray(x if layout is not None else np.transpose(x, perm))
+            operands.append(x)
+            params.append(matrix)
+        out = np.empty((B, M, N), self.dtype)
+        self.kernel(*operands, out, (*params[0], *params[1], int(self.layouts[0][0] == "F"),
+                                     int(self.layouts[1][0] == "F")))
+        return out.reshape(self.shape)
+
+
+def _product(program, e, in_dtypes, out_dtype):
+    """A Product for statement `e`, or None when the tier leaves it to the fused build."""
+    la, ra = (program.atom_aval(a) for a in e.ins)
+    if not (in_dtypes[0] == in_dtypes[1] == out_dtype and out_dtype.name in _FLOATS and la.ndim and ra.ndim):
+        return None
+    return Product(la, ra, program.avals[e.outs[0]], e.params["dimension_numbers"])
+
+
 class Plan:
     """How to run a program op by op: `steps` (output name, function, input atoms, params),
-    the kernels it needs (`missing`: those this machine has not compiled)."""
+    the kernels it needs (`missing`: those this machine has not compiled), and the program the
+    steps are of (the input as the emitter rewrites it)."""
 
-    def __init__(self, steps, missing):
+    def __init__(self, steps, missing, program=None):
         self.steps = steps
         self.missing = missing
+        self.program = program
 
 
 def plan(program):
     """The Plan running `program` op by op, or None when the tier does not cover it."""
     if narrow_floats.needs_widening(program):
         return None
+    program = contraction_layout.fold_transposes(program)
     steps, missing = [], []
     for stmt in program.fn.body:
         if isinstance(stmt, ast.Return):
@@ -109,6 +177,17 @@ def plan(program):
             impl = core_primitive.registry[e.prim].impl
             steps.append((e.outs[0], getattr(impl, "__wrapped__", impl), ins, e.params))
             continue
+        if e.prim == "dot_general":
+            product = _product(program, e, in_dtypes, out_dtype)
+            if product is None:
+                return None
+            if product.kind == "blas":
+                sig = op_kernels.matmul_signature(out_dtype)
+                product.kernel = op_kernels.load(sig)
+                if product.kernel is None:
+                    missing.append(sig)
+            steps.append((e.outs[0], product, ins, {}))
+            continue
         exact = _numpy_exact(e.prim, in_dtypes)
         if exact is not None:
             steps.append((e.outs[0], exact, ins, {}))
@@ -120,7 +199,12 @@ def plan(program):
         if kernel is None:
             missing.append(sig)
         steps.append((e.outs[0], kernel, ins, {}))
-    return Plan(steps, missing)
+    if any(isinstance(step[1], Product) and step[1].kind == "blas" for step in steps):
+        # before the first product, as the native tier's emission does (emit_cpu): the same BLAS threads
+        from . import blas_threads
+
+        blas_threads.configure(parallel.likely_enabled())
+    return Plan(steps, missing, program)
 
 
 def _with_last_uses(steps, keep):
@@ -145,7 +229,8 @@ class OpByOpProgram:
     cache_status = "run op by op on kernels compiled once per machine (its fused library compiles meanwhile)"
 
     def __init__(self, program, plan_):
-        self.program = program
+        self.program = program  # (what the fused build compiles)
+        program = plan_.program or program  # (what the steps are of)
         outs = {a.id for a in program.out_atoms if not literals.is_literal(a)}
         self._steps = _with_last_uses(plan_.steps, outs)
         self._consts = dict(program.consts)

@@ -232,3 +232,39 @@ def test_division_by_scalars_and_rows(dtype):
     _same_bits(lambda x: x / 3.0, x)
     _same_bits(lambda x: 7.0 / x, x)
     _same_bits(lambda x, r: x.reshape(90, 100) / r[:, None], x, _special(dtype, 90, seed=10))
+
+
+PRODUCTS = [
+    (lambda a, b: a @ b, (64, 48), (48, 40)),  # BLAS, both C-ordered
+    (lambda a, b: a.T @ b, (48, 64), (48, 40)),  # a transposed operand (folded: BLAS's flag)
+    (lambda a, b: a @ b.T, (64, 48), (40, 48)),
+    (lambda a, b: (a @ b).T, (64, 48), (48, 40)),  # a transposed product (folded: operands swapped)
+    (lambda a, b: xnp.einsum("bij,bjk->bik", a, b), (3, 20, 30), (3, 30, 25)),  # batched
+    (lambda a, b: xnp.einsum("ijb,bjk->bik", a, b), (20, 30, 3), (3, 30, 25)),  # batch not leading: a copy
+    (lambda a, b: xnp.tensordot(a, b, ((0, 2), (1, 0))), (6, 30, 7), (7, 6, 40)),  # two contracted axes
+    (lambda a, b: a @ b, (4, 5), (5, 3)),  # 60 multiply-adds: the loop nest
+    (lambda a, b: xnp.einsum("bij,bkj->bik", a, b), (2, 3, 4), (2, 5, 4)),
+    (lambda a, b: xnp.dot(a, b), (9,), (9,)),  # a 0-d result
+    (lambda a, b: a @ b, (8, 0), (0, 5)),  # no terms: zeros
+    (lambda a, b: a @ b, (0, 8), (8, 5)),  # no rows
+    (lambda a, b: xnp.tanh(a @ b) @ b.T * 2.0 - a, (70, 33), (33, 70)),  # products among elementwise ones
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", range(len(PRODUCTS)))
+def test_products_bits(dtype, k):
+    f, sa, sb = PRODUCTS[k]
+    rng = np.random.default_rng(k)
+    a = (rng.standard_normal(sa) * np.exp(rng.uniform(-3, 3, sa))).astype(dtype)
+    b = rng.standard_normal(sb).astype(dtype)
+    if a.size > 3:
+        a.reshape(-1)[:3] = [np.nan, np.inf, -0.0]
+    _same_bits(f, a, b)
+
+
+def test_kernel_lsq_gram_by_ops():
+    xs = np.random.default_rng(3).standard_normal((100, 20)).astype(np.float32)
+    gram = lambda xs: fw.vmap(lambda x: fw.vmap(lambda y: xnp.dot(x, y))(xs))(xs)  # noqa: E731
+    _same_bits(gram, xs)
+    np.testing.assert_allclose(_by_ops(_program(gram, xs)).run_by_ops(xs)[0], xs @ xs.T, rtol=1e-5, atol=1e-4)
