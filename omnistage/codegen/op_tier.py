@@ -26,7 +26,15 @@ kernel (op_kernels.MATMUL: the same os_matmul call on the same operand layouts).
 first rewritten as the emitter rewrites it (contraction_layout.fold_transposes), so each
 product reads the operands the fused one reads.
 
-Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product,
+A float `reduce_sum` over trailing axes of at most emit_cpu.SUM_BLOCK terms per result runs as
+the fused loop sums (Sum): left to right from +0 when the last axis is shorter than
+emit_cpu.VECTOR_MIN, else each run of the last axis as c_translate's lane reduction (LANES
+partial sums from -0, element j of a run into partial j mod LANES, combined pairwise) added
+to the result. Longer sums (blocked), sums over leading axes (column sums) and other
+reductions are left to the fused build.
+
+Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product, a
+short trailing float sum,
 or data movement (index_maps.INDEX_MAPS, concatenate, pad), no control flow, no float16/bfloat16 or complex values. A program
 needing a kernel this machine has not compiled yet compiles as before, and the missing kernels
 are requested (c_background's helper builds them for later programs).
@@ -135,6 +143,58 @@ class Product:
         return out.reshape(self.shape)
 
 
+class Sum:
+    """`reduce_sum(x, axes)` of floats over trailing axes with the fused code's bits
+    (emit_cpu.emit_reduce's kept-outer order: its plain loop, or its vector reduction as
+    c_translate.lane_reduction computes it)."""
+
+    def __init__(self, x, axes, out_aval, lanes):
+        kept = [k for k in range(x.ndim) if k not in axes]
+        self._perm = tuple(kept) + tuple(axes)  # outputs first; the reduced axes in loop order
+        self._runs = int(np.prod([x.shape[k] for k in axes[:-1]], dtype=np.int64))
+        self._length = x.shape[axes[-1]]
+        self._outputs = int(np.prod([x.shape[k] for k in kept], dtype=np.int64))
+        self.shape, self.dtype = tuple(out_aval.shape), np.dtype(out_aval.dtype)
+        self._lanes = lanes  # 0: the plain loop
+
+    def __call__(self, x):
+        x = np.transpose(np.asarray(x, self.dtype), self._perm).reshape(self._outputs, self._runs, self._length)
+        acc = np.zeros(self._outputs, self.dtype)
+        L, n = self._lanes, self._length
+        for r in range(self._runs):
+            run = x[:, r, :]
+            if not L:
+                for j in range(n):
+                    acc = acc + run[:, j]
+                continue
+            lanes = np.full((self._outputs, L), -0.0, self.dtype)
+            full = n // L * L
+            for base in range(0, full, L):
+                lanes = lanes + run[:, base:base + L]
+            lanes[:, :n - full] = lanes[:, :n - full] + run[:, full:]
+            w = L // 2
+            while w >= 1:
+                lanes[:, :w] = lanes[:, :w] + lanes[:, w:2 * w]
+                w //= 2
+            acc = acc + lanes[:, 0]
+        return acc.reshape(self.shape)
+
+
+def _sum(program, e, in_dtypes, out_dtype):
+    """A Sum for statement `e`, or None when the tier leaves it to the fused build."""
+    from .c_translate import LANES
+    from .emit_cpu import KEPT_OUTER_MAX, SUM_BLOCK, VECTOR_MIN
+
+    x, aval = program.atom_aval(e.ins[0]), program.avals[e.outs[0]]
+    axes = tuple(e.params["axes"])
+    if in_dtypes[0] != out_dtype or out_dtype.name not in _FLOATS or not x.ndim or (x.ndim - 1) not in axes:
+        return None
+    trailing = axes == tuple(range(x.ndim - len(axes), x.ndim)) or aval.size <= KEPT_OUTER_MAX  # (as emit_reduce)
+    if not trailing or int(np.prod([x.shape[k] for k in axes], dtype=np.int64)) > SUM_BLOCK:
+        return None
+    return Sum(x, axes, aval, LANES if x.shape[axes[-1]] >= VECTOR_MIN else 0)
+
+
 def _product(program, e, in_dtypes, out_dtype):
     """A Product for statement `e`, or None when the tier leaves it to the fused build."""
     la, ra = (program.atom_aval(a) for a in e.ins)
@@ -187,6 +247,12 @@ def plan(program):
                 if product.kernel is None:
                     missing.append(sig)
             steps.append((e.outs[0], product, ins, {}))
+            continue
+        if e.prim == "reduce_sum":
+            reduction = _sum(program, e, in_dtypes, out_dtype)
+            if reduction is None:
+                return None
+            steps.append((e.outs[0], reduction, ins, {}))
             continue
         exact = _numpy_exact(e.prim, in_dtypes)
         if exact is not None:

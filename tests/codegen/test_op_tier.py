@@ -153,7 +153,9 @@ def test_chains_bits(chain, n, dtype):
 
 def test_not_covered():
     x = np.ones(10, np.float32)
-    assert op_tier.plan(_program(lambda x: xnp.sum(xnp.exp(x)), x)) is None  # a reduction
+    assert op_tier.plan(_program(lambda x: xnp.sum(xnp.exp(x)), np.ones(5000, np.float32))) is None  # a blocked sum
+    assert op_tier.plan(_program(lambda x: xnp.sum(x, axis=0), np.ones((10, 100), np.float32))) is None  # columns
+    assert op_tier.plan(_program(lambda x: xnp.max(x), x)) is None  # other reductions
     assert op_tier.plan(_program(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x), x)) is None  # control flow
     assert op_tier.plan(_program(lambda x: xnp.exp(x.astype(np.float16)), x)) is None  # float16
     assert op_tier.plan(_program(lambda x: x * (1 + 2j), x)) is None  # complex
@@ -268,3 +270,43 @@ def test_kernel_lsq_gram_by_ops():
     gram = lambda xs: fw.vmap(lambda x: fw.vmap(lambda y: xnp.dot(x, y))(xs))(xs)  # noqa: E731
     _same_bits(gram, xs)
     np.testing.assert_allclose(_by_ops(_program(gram, xs)).run_by_ops(xs)[0], xs @ xs.T, rtol=1e-5, atol=1e-4)
+
+
+SUMS = [
+    (lambda x: xnp.sum(x), (20,)),  # shorter than a vector: left to right
+    (lambda x: xnp.sum(x), (1000,)),  # lanes: 15 full rounds and a tail
+    (lambda x: xnp.sum(xnp.exp(x) * 2.0, axis=-1), (30, 64)),  # one round, no tail
+    (lambda x: xnp.sum(x, axis=(1, 2)), (7, 5, 33)),  # runs of the last axis added up
+    (lambda x: xnp.sum(x, axis=(1, 2)), (7, 5, 6)),
+    (lambda x: xnp.sum(x, axis=(0, 2)), (3, 4, 40)),  # few outputs: kept-outer
+    (lambda x: xnp.sum(x, axis=1), (4, 0)),  # no terms
+    (lambda x: xnp.sum(x * x, axis=-1) + 1.0, (50, 1024)),  # the longest unblocked sum
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", range(len(SUMS)))
+def test_sums_bits(dtype, k):
+    f, shape = SUMS[k]
+    rng = np.random.default_rng(k)
+    x = (rng.standard_normal(shape) * np.exp(rng.uniform(-8, 8, shape))).astype(dtype)
+    if x.size > 40:
+        x.reshape(-1)[[3, 17, 39]] = [-0.0, np.inf, info_max(dtype)]
+    _same_bits(f, x)
+    _same_bits(f, -np.zeros(shape, dtype))  # a sum of -0s is -0 in both (the lanes start at -0)
+
+
+def info_max(dtype):
+    return np.finfo(dtype).max
+
+
+def test_kernel_lsq_rbf_gram_and_predict_by_ops():
+    xs = np.random.default_rng(4).standard_normal((100, 20)).astype(np.float32)
+    v = np.random.default_rng(5).standard_normal(100).astype(np.float32)
+    rbf = lambda x, y: xnp.exp(-xnp.sum((x - y) ** 2))  # noqa: E731
+    gram = lambda xs: fw.vmap(lambda x: fw.vmap(lambda y: rbf(x, y))(xs))(xs)  # noqa: E731
+    predict = lambda xs, v: fw.vmap(lambda x: xnp.sum(v * fw.vmap(lambda x_: xnp.dot(x, x_))(xs)))(xs)  # noqa: E731
+    _same_bits(gram, xs)
+    _same_bits(predict, xs, v)
+    want = np.exp(-((xs[:, None, :] - xs[None, :, :]) ** 2).sum(-1))
+    np.testing.assert_allclose(_by_ops(_program(gram, xs)).run_by_ops(xs)[0], want, rtol=1e-5, atol=1e-6)
