@@ -403,11 +403,17 @@ def _cpu_text():
         return platform.processor() or platform.machine()
 
 
+_KEY_NEUTRAL_ENV = frozenset({"NUMBA_CACHE_DIR"})
+
+
 @functools.lru_cache(maxsize=None)
 def toolchain_key():
     """What machine code depends on, computed without importing Numba or llvmlite."""
-    # NUMBA_* and OMNISTAGE_PARALLEL decide what code is emitted (threads, parallel loops)
-    numba_env = sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_") or k == "OMNISTAGE_PARALLEL")
+    # NUMBA_* and OMNISTAGE_PARALLEL decide what code is emitted (threads, parallel loops);
+    # where Numba keeps its own cache does not (with it in the key, a machine's op kernels and
+    # programs were unreachable from a process given another NUMBA_CACHE_DIR)
+    numba_env = sorted((k, v) for k, v in os.environ.items()
+                       if (k.startswith("NUMBA_") and k not in _KEY_NEUTRAL_ENV) or k == "OMNISTAGE_PARALLEL")
     return "\0".join([
         str(FORMAT), sys.version, getattr(sys, "abiflags", ""), platform.machine(), np.__version__,
         _package_version_text("numba"), _package_version_text("llvmlite"), _cpu_text(), repr(numba_env),

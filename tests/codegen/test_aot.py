@@ -241,6 +241,12 @@ def test_program_key_changes_with_program_avals_and_toolchain(monkeypatch, tmp_p
     finally:
         monkeypatch.delenv("NUMBA_OPT")
         aot.toolchain_key.cache_clear()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))  # where Numba caches: not machine code
+    aot.toolchain_key.cache_clear()
+    try:
+        assert aot.program_key(_program(_double, x)) == key
+    finally:
+        aot.toolchain_key.cache_clear()
 
 
 def test_a_library_whose_hash_differs_from_its_record_is_not_loaded(filled, tmp_path, monkeypatch):
