@@ -30,7 +30,11 @@ A float `reduce_sum` over trailing axes of at most emit_cpu.SUM_BLOCK terms per 
 the fused loop sums (Sum): left to right from +0 when the last axis is shorter than
 emit_cpu.VECTOR_MIN, else each run of the last axis as c_translate's lane reduction (LANES
 partial sums from -0, element j of a run into partial j mod LANES, combined pairwise) added
-to the result. Longer sums (blocked), sums over leading axes (column sums) and other
+to the result. A longer one runs as emit_cpu._blocked_sum runs it: blocks of at most SUM_BLOCK
+elements of the last axis, each summed that way from +0, added up in double (float32) or with
+Neumaier's compensation (float64, at most _COMPENSATED_BLOCKS blocks: that loop is Python's).
+The block sums are computed all at once: padding a block with -0 changes no partial sum (x + -0
+is x for every x, NaN and the zeros included). Sums over leading axes (column sums) and other
 reductions are left to the fused build.
 
 Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product, a
@@ -148,7 +152,7 @@ class Sum:
     (emit_cpu.emit_reduce's kept-outer order: its plain loop, or its vector reduction as
     c_translate.lane_reduction computes it)."""
 
-    def __init__(self, x, axes, out_aval, lanes):
+    def __init__(self, x, axes, out_aval, lanes, block=0):
         kept = [k for k in range(x.ndim) if k not in axes]
         self._perm = tuple(kept) + tuple(axes)  # outputs first; the reduced axes in loop order
         self._runs = int(np.prod([x.shape[k] for k in axes[:-1]], dtype=np.int64))
@@ -156,9 +160,42 @@ class Sum:
         self._outputs = int(np.prod([x.shape[k] for k in kept], dtype=np.int64))
         self.shape, self.dtype = tuple(out_aval.shape), np.dtype(out_aval.dtype)
         self._lanes = lanes  # 0: the plain loop
+        self._block = block  # 0: one accumulator; else the block length of a blocked sum
+
+    def _blocked(self, x):
+        L, n, block = self._lanes, self._length, self._block
+        if L:
+            blocks = -(-n // block)
+            padded = np.full((self._outputs, self._runs, blocks * block), -0.0, self.dtype)
+            padded[:, :, :n] = x
+            chunks = padded.reshape(self._outputs, self._runs * blocks, block // L, L)
+            lanes = np.full((self._outputs, self._runs * blocks, L), -0.0, self.dtype)
+            for c in range(block // L):
+                lanes = lanes + chunks[:, :, c, :]
+            w = L // 2
+            while w >= 1:
+                lanes[..., :w] = lanes[..., :w] + lanes[..., w:2 * w]
+                w //= 2
+            sums = np.zeros((), self.dtype) + lanes[..., 0]  # blk = 0; blk = blk + lanes[0]
+        else:  # rows shorter than a vector: each a block, added left to right
+            sums = np.zeros((self._outputs, self._runs), self.dtype)
+            for j in range(n):
+                sums = sums + x[:, :, j]
+        if self.dtype == np.float32:  # acc (double) += blk, block after block
+            acc = np.add.accumulate(np.concatenate([np.zeros((self._outputs, 1)), sums.astype(np.float64)], axis=1), axis=1)
+            return acc[:, -1].astype(np.float32)
+        acc, comp = np.zeros(self._outputs), np.zeros(self._outputs)
+        for b in range(sums.shape[1]):
+            blk = sums[:, b]
+            t = acc + blk
+            comp = comp + np.where(np.abs(acc) >= np.abs(blk), (acc - t) + blk, (blk - t) + acc)
+            acc = t
+        return np.where(np.isfinite(acc), acc + comp, acc)
 
     def __call__(self, x):
         x = np.transpose(np.asarray(x, self.dtype), self._perm).reshape(self._outputs, self._runs, self._length)
+        if self._block:
+            return self._blocked(x).reshape(self.shape)
         acc = np.zeros(self._outputs, self.dtype)
         L, n = self._lanes, self._length
         for r in range(self._runs):
@@ -180,6 +217,9 @@ class Sum:
         return acc.reshape(self.shape)
 
 
+_COMPENSATED_BLOCKS = 256  # a longer float64 sum's compensated loop would take longer than its compile
+
+
 def _sum(program, e, in_dtypes, out_dtype):
     """A Sum for statement `e`, or None when the tier leaves it to the fused build."""
     from .c_translate import LANES
@@ -190,9 +230,16 @@ def _sum(program, e, in_dtypes, out_dtype):
     if in_dtypes[0] != out_dtype or out_dtype.name not in _FLOATS or not x.ndim or (x.ndim - 1) not in axes:
         return None
     trailing = axes == tuple(range(x.ndim - len(axes), x.ndim)) or aval.size <= KEPT_OUTER_MAX  # (as emit_reduce)
-    if not trailing or int(np.prod([x.shape[k] for k in axes], dtype=np.int64)) > SUM_BLOCK:
+    if not trailing:
         return None
-    return Sum(x, axes, aval, LANES if x.shape[axes[-1]] >= VECTOR_MIN else 0)
+    count, length = int(np.prod([x.shape[k] for k in axes], dtype=np.int64)), x.shape[axes[-1]]
+    lanes = LANES if length >= VECTOR_MIN else 0
+    if count <= SUM_BLOCK:
+        return Sum(x, axes, aval, lanes)
+    blocks = count // length * -(-length // SUM_BLOCK)
+    if out_dtype == np.float64 and blocks > _COMPENSATED_BLOCKS:
+        return None
+    return Sum(x, axes, aval, lanes, block=SUM_BLOCK if lanes else length)
 
 
 def _product(program, e, in_dtypes, out_dtype):

@@ -153,7 +153,7 @@ def test_chains_bits(chain, n, dtype):
 
 def test_not_covered():
     x = np.ones(10, np.float32)
-    assert op_tier.plan(_program(lambda x: xnp.sum(xnp.exp(x)), np.ones(5000, np.float32))) is None  # a blocked sum
+    assert op_tier.plan(_program(lambda x: xnp.sum(xnp.exp(x)), np.ones(300 * 1024, np.float64))) is None  # many blocks
     assert op_tier.plan(_program(lambda x: xnp.sum(x, axis=0), np.ones((10, 100), np.float32))) is None  # columns
     assert op_tier.plan(_program(lambda x: xnp.max(x), x)) is None  # other reductions
     assert op_tier.plan(_program(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x), x)) is None  # control flow
@@ -281,6 +281,11 @@ SUMS = [
     (lambda x: xnp.sum(x, axis=(0, 2)), (3, 4, 40)),  # few outputs: kept-outer
     (lambda x: xnp.sum(x, axis=1), (4, 0)),  # no terms
     (lambda x: xnp.sum(x * x, axis=-1) + 1.0, (50, 1024)),  # the longest unblocked sum
+    (lambda x: xnp.sum(x), (1025,)),  # blocked: a full block and one element
+    (lambda x: xnp.sum(x, axis=-1), (3, 5000)),  # blocks with a partial one, per row
+    (lambda x: xnp.sum(x), (60, 784)),  # mnist's images: a block per row
+    (lambda x: xnp.sum(x, axis=(1, 2)), (4, 100, 20)),  # short rows, blocked: each row a block
+    (lambda x: xnp.sum(x, axis=(0, 2)), (3, 40, 2100)),
 ]
 
 
