@@ -34,8 +34,11 @@ to the result. A longer one runs as emit_cpu._blocked_sum runs it: blocks of at 
 elements of the last axis, each summed that way from +0, added up in double (float32) or with
 Neumaier's compensation (float64, at most _COMPENSATED_BLOCKS blocks: that loop is Python's).
 The block sums are computed all at once: padding a block with -0 changes no partial sum (x + -0
-is x for every x, NaN and the zeros included). Sums over leading axes (column sums) and other
-reductions are left to the fused build.
+is x for every x, NaN and the zeros included). A sum the fused code reads in memory order (the
+last axis kept: column sums) adds each term in that order into its result (ColumnSum): in
+double for float32 where emit_cpu does (its register columns, its wide row), else in the
+dtype; at most _COLUMN_TERMS terms (a step of NumPy's each). Other reductions are left to the
+fused build.
 
 Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product, a
 short trailing float sum,
@@ -217,21 +220,47 @@ class Sum:
         return acc.reshape(self.shape)
 
 
+class ColumnSum:
+    """`reduce_sum(x, axes)` whose fused loop reads `x` in memory order (emit_cpu.emit_reduce
+    when the last axis is kept: _column_reduction, _wide_row_sum or the output row): each
+    result the sum of its terms in the order of the reduced indices, from 0 in `accumulator`."""
+
+    def __init__(self, x, axes, out_aval, accumulator):
+        kept = [k for k in range(x.ndim) if k not in axes]
+        self._perm = tuple(sorted(axes)) + tuple(kept)  # memory order: reduced indices as they come
+        self._terms = int(np.prod([x.shape[k] for k in axes], dtype=np.int64))
+        self.shape, self.dtype, self._acc = tuple(out_aval.shape), np.dtype(out_aval.dtype), np.dtype(accumulator)
+
+    def __call__(self, x):
+        x = np.transpose(np.asarray(x, self.dtype), self._perm).reshape((self._terms,) + self.shape)
+        acc = np.zeros(self.shape, self._acc)
+        for r in range(self._terms):
+            acc = acc + x[r].astype(self._acc, copy=False)
+        return acc.astype(self.dtype)
+
+
+_COLUMN_TERMS = 4096  # a sum of more terms this way takes longer than the fused build's compile
 _COMPENSATED_BLOCKS = 256  # a longer float64 sum's compensated loop would take longer than its compile
 
 
 def _sum(program, e, in_dtypes, out_dtype):
     """A Sum for statement `e`, or None when the tier leaves it to the fused build."""
     from .c_translate import LANES
-    from .emit_cpu import KEPT_OUTER_MAX, SUM_BLOCK, VECTOR_MIN
+    from .emit_cpu import FEW_COLUMNS, KEPT_OUTER_MAX, SUM_BLOCK, VECTOR_MIN
 
     x, aval = program.atom_aval(e.ins[0]), program.avals[e.outs[0]]
     axes = tuple(e.params["axes"])
-    if in_dtypes[0] != out_dtype or out_dtype.name not in _FLOATS or not x.ndim or (x.ndim - 1) not in axes:
+    if in_dtypes[0] != out_dtype or out_dtype.name not in _FLOATS or not x.ndim:
         return None
-    trailing = axes == tuple(range(x.ndim - len(axes), x.ndim)) or aval.size <= KEPT_OUTER_MAX  # (as emit_reduce)
+    count = int(np.prod([x.shape[k] for k in axes], dtype=np.int64))
+    trailing = (x.ndim - 1) in axes and (axes == tuple(range(x.ndim - len(axes), x.ndim))
+                                         or aval.size <= KEPT_OUTER_MAX)  # (as emit_reduce decides)
     if not trailing:
-        return None
+        if count > _COLUMN_TERMS:
+            return None
+        columns = 0 < aval.size <= FEW_COLUMNS and axes == tuple(range(len(axes)))
+        wide = out_dtype == np.float32 and (columns or count > SUM_BLOCK)
+        return ColumnSum(x, axes, aval, np.float64 if wide else out_dtype)
     count, length = int(np.prod([x.shape[k] for k in axes], dtype=np.int64)), x.shape[axes[-1]]
     lanes = LANES if length >= VECTOR_MIN else 0
     if count <= SUM_BLOCK:

@@ -154,7 +154,7 @@ def test_chains_bits(chain, n, dtype):
 def test_not_covered():
     x = np.ones(10, np.float32)
     assert op_tier.plan(_program(lambda x: xnp.sum(xnp.exp(x)), np.ones(300 * 1024, np.float64))) is None  # many blocks
-    assert op_tier.plan(_program(lambda x: xnp.sum(x, axis=0), np.ones((10, 100), np.float32))) is None  # columns
+    assert op_tier.plan(_program(lambda x: xnp.sum(x, axis=0), np.ones((5000, 100), np.float32))) is None  # long columns
     assert op_tier.plan(_program(lambda x: xnp.max(x), x)) is None  # other reductions
     assert op_tier.plan(_program(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x), x)) is None  # control flow
     assert op_tier.plan(_program(lambda x: xnp.exp(x.astype(np.float16)), x)) is None  # float16
@@ -286,6 +286,11 @@ SUMS = [
     (lambda x: xnp.sum(x), (60, 784)),  # mnist's images: a block per row
     (lambda x: xnp.sum(x, axis=(1, 2)), (4, 100, 20)),  # short rows, blocked: each row a block
     (lambda x: xnp.sum(x, axis=(0, 2)), (3, 40, 2100)),
+    (lambda x: xnp.sum(x, axis=0), (128, 1024)),  # a bias gradient: the output row, in memory order
+    (lambda x: xnp.sum(x, axis=0), (300, 10)),  # few columns: register accumulators
+    (lambda x: xnp.sum(x, axis=(0, 1)), (40, 30, 3)),  # a long sum into a wide row
+    (lambda x: xnp.sum(x, axis=1), (5, 70, 80)),  # a middle axis
+    (lambda x: xnp.sum(x * 2.0, axis=(0, 2)), (6, 70, 8)),  # not the last axis, many outputs
 ]
 
 
