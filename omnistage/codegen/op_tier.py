@@ -37,8 +37,9 @@ The block sums are computed all at once: padding a block with -0 changes no part
 is x for every x, NaN and the zeros included). A sum the fused code reads in memory order (the
 last axis kept: column sums) adds each term in that order into its result (ColumnSum): in
 double for float32 where emit_cpu does (its register columns, its wide row), else in the
-dtype; at most _COLUMN_TERMS terms (a step of NumPy's each). Other reductions are left to the
-fused build.
+dtype; at most _COLUMN_TERMS terms (a step of NumPy's each). A float max or min is one value
+whatever the order (Extremum): each of the fused code's ways (support.fmax's fold, kmax's keys)
+orders -0 below +0 and lets a NaN win. Other reductions are left to the fused build.
 
 Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product, a
 short trailing float sum,
@@ -239,12 +240,37 @@ class ColumnSum:
         return acc.astype(self.dtype)
 
 
+class Extremum:
+    """`reduce_max`/`reduce_min(x, axes)` of floats: the largest (smallest) integer key of the
+    terms (support.kmax's order-preserving keys: -0 below +0, NaN above (below) everything),
+    the fused code's value in every order it takes them in; -inf (inf) of no terms."""
+
+    def __init__(self, prim, axes, out_aval):
+        self._max = prim == "reduce_max"
+        self._axes = tuple(axes)
+        self.shape, self.dtype = tuple(out_aval.shape), np.dtype(out_aval.dtype)
+        self._int = np.dtype(f"int{8 * self.dtype.itemsize}")
+
+    def _flip(self, k):
+        bits = 8 * self.dtype.itemsize
+        return k ^ ((k >> (bits - 1)) & np.array((1 << (bits - 1)) - 1, self._int))
+
+    def __call__(self, x):
+        x = np.asarray(x, self.dtype)
+        info = np.iinfo(self._int)
+        keys = np.where(np.isnan(x), info.max if self._max else info.min, self._flip(x.view(self._int)))
+        if x.size == 0:
+            return np.full(self.shape, -np.inf if self._max else np.inf, self.dtype)
+        best = keys.max(axis=self._axes) if self._max else keys.min(axis=self._axes)
+        return self._flip(np.asarray(best, self._int)).view(self.dtype).reshape(self.shape)
+
+
 _COLUMN_TERMS = 4096  # a sum of more terms this way takes longer than the fused build's compile
 _COMPENSATED_BLOCKS = 256  # a longer float64 sum's compensated loop would take longer than its compile
 
 
-def _sum(program, e, in_dtypes, out_dtype):
-    """A Sum for statement `e`, or None when the tier leaves it to the fused build."""
+def _reduction(program, e, in_dtypes, out_dtype):
+    """The Sum, ColumnSum or Extremum for reduction `e`, or None when the tier leaves it to the fused build."""
     from .c_translate import LANES
     from .emit_cpu import FEW_COLUMNS, KEPT_OUTER_MAX, SUM_BLOCK, VECTOR_MIN
 
@@ -252,6 +278,8 @@ def _sum(program, e, in_dtypes, out_dtype):
     axes = tuple(e.params["axes"])
     if in_dtypes[0] != out_dtype or out_dtype.name not in _FLOATS or not x.ndim:
         return None
+    if e.prim != "reduce_sum":
+        return Extremum(e.prim, axes, aval)
     count = int(np.prod([x.shape[k] for k in axes], dtype=np.int64))
     trailing = (x.ndim - 1) in axes and (axes == tuple(range(x.ndim - len(axes), x.ndim))
                                          or aval.size <= KEPT_OUTER_MAX)  # (as emit_reduce decides)
@@ -324,8 +352,8 @@ def plan(program):
                     missing.append(sig)
             steps.append((e.outs[0], product, ins, {}))
             continue
-        if e.prim == "reduce_sum":
-            reduction = _sum(program, e, in_dtypes, out_dtype)
+        if e.prim in ("reduce_sum", "reduce_max", "reduce_min"):
+            reduction = _reduction(program, e, in_dtypes, out_dtype)
             if reduction is None:
                 return None
             steps.append((e.outs[0], reduction, ins, {}))

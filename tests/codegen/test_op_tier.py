@@ -155,7 +155,7 @@ def test_not_covered():
     x = np.ones(10, np.float32)
     assert op_tier.plan(_program(lambda x: xnp.sum(xnp.exp(x)), np.ones(300 * 1024, np.float64))) is None  # many blocks
     assert op_tier.plan(_program(lambda x: xnp.sum(x, axis=0), np.ones((5000, 100), np.float32))) is None  # long columns
-    assert op_tier.plan(_program(lambda x: xnp.max(x), x)) is None  # other reductions
+    assert op_tier.plan(_program(lambda x: xnp.prod(x), x)) is None  # other reductions
     assert op_tier.plan(_program(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x), x)) is None  # control flow
     assert op_tier.plan(_program(lambda x: xnp.exp(x.astype(np.float16)), x)) is None  # float16
     assert op_tier.plan(_program(lambda x: x * (1 + 2j), x)) is None  # complex
@@ -320,3 +320,24 @@ def test_kernel_lsq_rbf_gram_and_predict_by_ops():
     _same_bits(predict, xs, v)
     want = np.exp(-((xs[:, None, :] - xs[None, :, :]) ** 2).sum(-1))
     np.testing.assert_allclose(_by_ops(_program(gram, xs)).run_by_ops(xs)[0], want, rtol=1e-5, atol=1e-6)
+
+
+EXTREMA = [(lambda x: xnp.max(x), (20,)), (lambda x: xnp.min(x, axis=-1), (30, 100)),
+           (lambda x: xnp.max(x, axis=0), (50, 40)), (lambda x: xnp.min(x, axis=0), (50, 4)),
+           (lambda x: xnp.max(x, axis=(0, 2)), (5, 6, 7)), (lambda x: xnp.max(x), (3000,)),
+           (lambda x: lax.reduce_min(x, (1,)), (3, 0))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", range(len(EXTREMA)))
+def test_extrema_bits(dtype, k):
+    f, shape = EXTREMA[k]
+    rng = np.random.default_rng(k)
+    x = rng.standard_normal(shape).astype(dtype)
+    _same_bits(f, x)
+    _same_bits(f, np.where(rng.random(shape) < 0.5, -0.0, 0.0).astype(dtype))  # zeros of both signs
+    _same_bits(f, -np.zeros(shape, dtype))
+    if x.size:
+        x.reshape(-1)[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -np.inf]
+        _same_bits(f, x)
+    _same_bits(f, np.full(shape, -np.inf, dtype))
