@@ -151,10 +151,20 @@ class Product:
         return out.reshape(self.shape)
 
 
+def _lane_total(lanes):
+    """The partial sums on the last axis of `lanes` combined as c_translate.lane_reduction
+    combines them: lane k += lane k + w for w = LANES/2 .. 1; lane 0. (Updates `lanes`.)"""
+    w = lanes.shape[-1] // 2
+    while w >= 1:
+        lanes[..., :w] = lanes[..., :w] + lanes[..., w:2 * w]
+        w //= 2
+    return lanes[..., 0]
+
+
 class Sum:
     """`reduce_sum(x, axes)` of floats over trailing axes with the fused code's bits
-    (emit_cpu.emit_reduce's kept-outer order: its plain loop, or its vector reduction as
-    c_translate.lane_reduction computes it)."""
+    (emit_cpu.emit_reduce's kept-outer order: its plain loop, its vector reduction as
+    c_translate.lane_reduction computes it, or its _blocked_sum)."""
 
     def __init__(self, x, axes, out_aval, lanes, block=0):
         kept = [k for k in range(x.ndim) if k not in axes]
@@ -176,11 +186,7 @@ class Sum:
             lanes = np.full((self._outputs, self._runs * blocks, L), -0.0, self.dtype)
             for c in range(block // L):
                 lanes = lanes + chunks[:, :, c, :]
-            w = L // 2
-            while w >= 1:
-                lanes[..., :w] = lanes[..., :w] + lanes[..., w:2 * w]
-                w //= 2
-            sums = np.zeros((), self.dtype) + lanes[..., 0]  # blk = 0; blk = blk + lanes[0]
+            sums = np.zeros((), self.dtype) + _lane_total(lanes)  # blk = 0; blk = blk + lanes[0]
         else:  # rows shorter than a vector: each a block, added left to right
             sums = np.zeros((self._outputs, self._runs), self.dtype)
             for j in range(n):
@@ -213,11 +219,7 @@ class Sum:
             for base in range(0, full, L):
                 lanes = lanes + run[:, base:base + L]
             lanes[:, :n - full] = lanes[:, :n - full] + run[:, full:]
-            w = L // 2
-            while w >= 1:
-                lanes[:, :w] = lanes[:, :w] + lanes[:, w:2 * w]
-                w //= 2
-            acc = acc + lanes[:, 0]
+            acc = acc + _lane_total(lanes)
         return acc.reshape(self.shape)
 
 
