@@ -50,6 +50,7 @@ Numba path stays.
 `OMNISTAGE_AOT=0` disables both directions.
 """
 import atexit
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -468,6 +469,12 @@ def building():
     return busy
 
 
+def products_alone(alone):
+    """The context a call of a library's products runs in: with `alone`, the GEMM pool keeps
+    to one thread (beside a builder the pool loses: mnist_vae's epoch 750 vs 550 ms serial)."""
+    return gemm_pool.one_thread() if alone else contextlib.nullcontext()
+
+
 def _record_path(key):
     return os.path.join(disk_cache.cache_dir(), f"{_RECORD_PREFIX}{key}.json")
 
@@ -664,11 +671,7 @@ class AotProgram:
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
         slots = self._slots(*[_data(a) for a in ins], *self._const_addresses, *[_data(a) for a in outs])
         try:
-            if self._pooled and (self.optimizing or building()):
-                # beside a builder the GEMM pool loses (mnist_vae's epoch 750 vs 550 ms serial)
-                with gemm_pool.one_thread():
-                    status = self._fn(slots)
-            else:
+            with products_alone(self._pooled and (self.optimizing or building())):
                 status = self._fn(slots)
         except Exception:  # noqa: BLE001 - an error the kernel raised through the C API
             status = -1

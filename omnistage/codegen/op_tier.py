@@ -42,8 +42,7 @@ whatever the order (Extremum): each of the fused code's ways (support.fmax's fol
 orders -0 below +0 and lets a NaN win. Other reductions are left to the fused build.
 
 Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product, a
-short trailing float sum,
-or data movement (index_maps.INDEX_MAPS, concatenate, pad), no control flow, no float16/bfloat16 or complex values. A program
+float sum, max or min (_RUNNERS), or data movement (index_maps.INDEX_MAPS, concatenate, pad), no control flow, no float16/bfloat16 or complex values. A program
 needing a kernel this machine has not compiled yet compiles as before, and the missing kernels
 are requested (c_background's helper builds them for later programs).
 
@@ -119,13 +118,12 @@ class Product:
 
         work = B * M * N * K
         self.kind = "zeros" if K == 0 else "empty" if work == 0 else "loops" if work <= SMALL_PRODUCT_WORK else "blas"
-        if self.kind == "blas":
-            self.layouts = []
-            for (batch, rows, cols), ndim, matrix in (((lb, lfree, lc), la.ndim, (M, K)),
-                                                      ((rb, rc, rfree), ra.ndim, (K, N))):
-                layout = contraction_layout.matrix_layout(batch, rows, cols, ndim)
-                self.layouts.append((layout, (B,) + (matrix if layout in ("C", None) else matrix[::-1])))
-        self.kernel = None  # the product kernel (plan sets it)
+        if self.kind == "blas":  # emit_cpu._blas_operand's layouts: C (itself), F (BLAS transposes), None (a copy)
+            self._layouts = [contraction_layout.matrix_layout(batch, rows, cols, ndim)
+                             for (batch, rows, cols), ndim in (((lb, lfree, lc), la.ndim), ((rb, rc, rfree), ra.ndim))]
+            stored = [(B,) + (m if layout in ("C", None) else m[::-1]) for layout, m in zip(self._layouts, ((M, K), (K, N)))]
+            self._params = (*stored[0], *stored[1], *(int(layout == "F") for layout in self._layouts))
+        self.kernel = None  # the product kernel (_product sets it)
 
     def __call__(self, lhs, rhs):
         B, M, N, K = self.dims
@@ -140,87 +138,72 @@ class Product:
             for k in range(K):
                 acc = acc + l3[:, :, k, None] * r3[:, None, k, :]
             return acc.reshape(self.shape)
-        operands, params = [], []
-        for x, perm, (layout, matrix) in zip((lhs, rhs), self._perms, self.layouts):
-            x = np.ascontiguousarray(x if layout is not None else np.transpose(x, perm))
-            operands.append(x)
-            params.append(matrix)
+        a, b = (np.ascontiguousarray(x if layout is not None else np.transpose(x, perm))
+                for x, perm, layout in zip((lhs, rhs), self._perms, self._layouts))
         out = np.empty((B, M, N), self.dtype)
-        self.kernel(*operands, out, (*params[0], *params[1], int(self.layouts[0][0] == "F"),
-                                     int(self.layouts[1][0] == "F")))
+        self.kernel(a, b, out, self._params)
         return out.reshape(self.shape)
-
-
-def _lane_total(lanes):
-    """The partial sums on the last axis of `lanes` combined as c_translate.lane_reduction
-    combines them: lane k += lane k + w for w = LANES/2 .. 1; lane 0. (Updates `lanes`.)"""
-    w = lanes.shape[-1] // 2
-    while w >= 1:
-        lanes[..., :w] = lanes[..., :w] + lanes[..., w:2 * w]
-        w //= 2
-    return lanes[..., 0]
 
 
 class Sum:
     """`reduce_sum(x, axes)` of floats over trailing axes with the fused code's bits
     (emit_cpu.emit_reduce's kept-outer order: its plain loop, its vector reduction as
-    c_translate.lane_reduction computes it, or its _blocked_sum)."""
+    c_translate.lane_reduction computes it, or its _blocked_sum). Each result is a sequence of
+    parts added up in order: the terms themselves (the plain loop), the lane totals of each run
+    of the last axis, or the sums of its blocks."""
 
-    def __init__(self, x, axes, out_aval, lanes, block=0):
+    def __init__(self, x, axes, out_aval, lanes, blocked=False):
         kept = [k for k in range(x.ndim) if k not in axes]
         self._perm = tuple(kept) + tuple(axes)  # outputs first; the reduced axes in loop order
         self._runs = int(np.prod([x.shape[k] for k in axes[:-1]], dtype=np.int64))
         self._length = x.shape[axes[-1]]
         self._outputs = int(np.prod([x.shape[k] for k in kept], dtype=np.int64))
         self.shape, self.dtype = tuple(out_aval.shape), np.dtype(out_aval.dtype)
-        self._lanes = lanes  # 0: the plain loop
-        self._block = block  # 0: one accumulator; else the block length of a blocked sum
+        self._lanes = lanes  # 0: terms one by one
+        self._blocked = blocked
 
-    def _blocked(self, x):
-        L, n, block = self._lanes, self._length, self._block
+    def _lane_sums(self, x, block):
+        """Each `block` of every run summed in LANES partial sums from -0, combined, added to
+        +0. Padding with -0 changes no partial sum (x + -0 is x for every x)."""
+        L, n = self._lanes, self._length
+        blocks = max(-(-n // block), 1)
+        padded = np.full((self._outputs, self._runs, blocks * block), -0.0, self.dtype)
+        padded[:, :, :n] = x
+        chunks = padded.reshape(self._outputs, self._runs * blocks, block // L, L)
+        lanes = np.full((self._outputs, self._runs * blocks, L), -0.0, self.dtype)
+        for c in range(block // L):
+            lanes = lanes + chunks[:, :, c, :]
+        w = L // 2
+        while w >= 1:  # lane k += lane k + w, w = L/2 .. 1
+            lanes[..., :w] = lanes[..., :w] + lanes[..., w:2 * w]
+            w //= 2
+        return np.zeros((), self.dtype) + lanes[..., 0]
+
+    def __call__(self, x):
+        from .emit_cpu import SUM_BLOCK
+
+        x = np.transpose(np.asarray(x, self.dtype), self._perm).reshape(self._outputs, self._runs, self._length)
+        L, n = self._lanes, self._length
         if L:
-            blocks = -(-n // block)
-            padded = np.full((self._outputs, self._runs, blocks * block), -0.0, self.dtype)
-            padded[:, :, :n] = x
-            chunks = padded.reshape(self._outputs, self._runs * blocks, block // L, L)
-            lanes = np.full((self._outputs, self._runs * blocks, L), -0.0, self.dtype)
-            for c in range(block // L):
-                lanes = lanes + chunks[:, :, c, :]
-            sums = np.zeros((), self.dtype) + _lane_total(lanes)  # blk = 0; blk = blk + lanes[0]
-        else:  # rows shorter than a vector: each a block, added left to right
-            sums = np.zeros((self._outputs, self._runs), self.dtype)
+            parts = self._lane_sums(x, SUM_BLOCK if self._blocked else -(-n // L) * L)
+        elif self._blocked:  # rows shorter than a vector: each row a block, left to right
+            parts = np.zeros((self._outputs, self._runs), self.dtype)
             for j in range(n):
-                sums = sums + x[:, :, j]
-        if self.dtype == np.float32:  # acc (double) += blk, block after block
-            acc = np.add.accumulate(np.concatenate([np.zeros((self._outputs, 1)), sums.astype(np.float64)], axis=1), axis=1)
-            return acc[:, -1].astype(np.float32)
-        acc, comp = np.zeros(self._outputs), np.zeros(self._outputs)
-        for b in range(sums.shape[1]):
-            blk = sums[:, b]
+                parts = parts + x[:, :, j]
+        else:
+            parts = x.reshape(self._outputs, self._runs * n)
+        if not self._blocked or self.dtype == np.float32:  # acc += part in order (float32 blocks: in double)
+            wide = np.float64 if self._blocked else self.dtype
+            start = np.zeros((self._outputs, 1), wide)
+            acc = np.add.accumulate(np.concatenate([start, parts.astype(wide)], axis=1), axis=1)[:, -1]
+            return acc.astype(self.dtype).reshape(self.shape)
+        acc, comp = np.zeros(self._outputs), np.zeros(self._outputs)  # float64 blocks: Neumaier's sum
+        for b in range(parts.shape[1]):
+            blk = parts[:, b]
             t = acc + blk
             comp = comp + np.where(np.abs(acc) >= np.abs(blk), (acc - t) + blk, (blk - t) + acc)
             acc = t
-        return np.where(np.isfinite(acc), acc + comp, acc)
-
-    def __call__(self, x):
-        x = np.transpose(np.asarray(x, self.dtype), self._perm).reshape(self._outputs, self._runs, self._length)
-        if self._block:
-            return self._blocked(x).reshape(self.shape)
-        acc = np.zeros(self._outputs, self.dtype)
-        L, n = self._lanes, self._length
-        for r in range(self._runs):
-            run = x[:, r, :]
-            if not L:
-                for j in range(n):
-                    acc = acc + run[:, j]
-                continue
-            lanes = np.full((self._outputs, L), -0.0, self.dtype)
-            full = n // L * L
-            for base in range(0, full, L):
-                lanes = lanes + run[:, base:base + L]
-            lanes[:, :n - full] = lanes[:, :n - full] + run[:, full:]
-            acc = acc + _lane_total(lanes)
-        return acc.reshape(self.shape)
+        return np.where(np.isfinite(acc), acc + comp, acc).reshape(self.shape)
 
 
 class ColumnSum:
@@ -271,7 +254,7 @@ _COLUMN_TERMS = 4096  # a sum of more terms this way takes longer than the fused
 _COMPENSATED_BLOCKS = 256  # a longer float64 sum's compensated loop would take longer than its compile
 
 
-def _reduction(program, e, in_dtypes, out_dtype):
+def _reduction(program, e, in_dtypes, out_dtype, missing):
     """The Sum, ColumnSum or Extremum for reduction `e`, or None when the tier leaves it to the fused build."""
     from .c_translate import LANES
     from .emit_cpu import FEW_COLUMNS, KEPT_OUTER_MAX, SUM_BLOCK, VECTOR_MIN
@@ -291,22 +274,38 @@ def _reduction(program, e, in_dtypes, out_dtype):
         columns = 0 < aval.size <= FEW_COLUMNS and axes == tuple(range(len(axes)))
         wide = out_dtype == np.float32 and (columns or count > SUM_BLOCK)
         return ColumnSum(x, axes, aval, np.float64 if wide else out_dtype)
-    count, length = int(np.prod([x.shape[k] for k in axes], dtype=np.int64)), x.shape[axes[-1]]
+    length = x.shape[axes[-1]]
     lanes = LANES if length >= VECTOR_MIN else 0
     if count <= SUM_BLOCK:
         return Sum(x, axes, aval, lanes)
     blocks = count // length * -(-length // SUM_BLOCK)
     if out_dtype == np.float64 and blocks > _COMPENSATED_BLOCKS:
         return None
-    return Sum(x, axes, aval, lanes, block=SUM_BLOCK if lanes else length)
+    return Sum(x, axes, aval, lanes, blocked=True)
 
 
-def _product(program, e, in_dtypes, out_dtype):
-    """A Product for statement `e`, or None when the tier leaves it to the fused build."""
+def _product(program, e, in_dtypes, out_dtype, missing):
+    """A Product for statement `e` (its kernel's Signature added to `missing` when this machine
+    lacks it), or None when the tier leaves it to the fused build."""
     la, ra = (program.atom_aval(a) for a in e.ins)
     if not (in_dtypes[0] == in_dtypes[1] == out_dtype and out_dtype.name in _FLOATS and la.ndim and ra.ndim):
         return None
-    return Product(la, ra, program.avals[e.outs[0]], e.params["dimension_numbers"])
+    product = Product(la, ra, program.avals[e.outs[0]], e.params["dimension_numbers"])
+    if product.kind == "blas":
+        sig = op_kernels.matmul_signature(out_dtype)
+        product.kernel = op_kernels.load(sig)
+        if product.kernel is None:
+            missing.append(sig)
+        # before the first product, as the native tier's emission does (emit_cpu): the same BLAS threads
+        from . import blas_threads
+
+        blas_threads.configure(parallel.likely_enabled())
+    return product
+
+
+# (primitive -> its runner's maker): statements the fused code computes by a scheme of its own,
+# run op by op by a class reproducing that scheme
+_RUNNERS = {"dot_general": _product, "reduce_sum": _reduction, "reduce_max": _reduction, "reduce_min": _reduction}
 
 
 class Plan:
@@ -314,7 +313,7 @@ class Plan:
     the kernels it needs (`missing`: those this machine has not compiled), and the program the
     steps are of (the input as the emitter rewrites it)."""
 
-    def __init__(self, steps, missing, program=None):
+    def __init__(self, steps, missing, program):
         self.steps = steps
         self.missing = missing
         self.program = program
@@ -343,22 +342,11 @@ def plan(program):
             impl = core_primitive.registry[e.prim].impl
             steps.append((e.outs[0], getattr(impl, "__wrapped__", impl), ins, e.params))
             continue
-        if e.prim == "dot_general":
-            product = _product(program, e, in_dtypes, out_dtype)
-            if product is None:
+        if e.prim in _RUNNERS:
+            runner = _RUNNERS[e.prim](program, e, in_dtypes, out_dtype, missing)
+            if runner is None:
                 return None
-            if product.kind == "blas":
-                sig = op_kernels.matmul_signature(out_dtype)
-                product.kernel = op_kernels.load(sig)
-                if product.kernel is None:
-                    missing.append(sig)
-            steps.append((e.outs[0], product, ins, {}))
-            continue
-        if e.prim in ("reduce_sum", "reduce_max", "reduce_min"):
-            reduction = _reduction(program, e, in_dtypes, out_dtype)
-            if reduction is None:
-                return None
-            steps.append((e.outs[0], reduction, ins, {}))
+            steps.append((e.outs[0], runner, ins, {}))
             continue
         exact = _numpy_exact(e.prim, in_dtypes)
         if exact is not None:
@@ -371,11 +359,6 @@ def plan(program):
         if kernel is None:
             missing.append(sig)
         steps.append((e.outs[0], kernel, ins, {}))
-    if any(isinstance(step[1], Product) and step[1].kind == "blas" for step in steps):
-        # before the first product, as the native tier's emission does (emit_cpu): the same BLAS threads
-        from . import blas_threads
-
-        blas_threads.configure(parallel.likely_enabled())
     return Plan(steps, missing, program)
 
 
@@ -402,7 +385,7 @@ class OpByOpProgram:
 
     def __init__(self, program, plan_):
         self.program = program  # (what the fused build compiles)
-        program = plan_.program or program  # (what the steps are of)
+        program = plan_.program  # (what the steps are of: the input as the emitter rewrites it)
         outs = {a.id for a in program.out_atoms if not literals.is_literal(a)}
         self._steps = _with_last_uses(plan_.steps, outs)
         self._consts = dict(program.consts)
