@@ -50,7 +50,6 @@ Numba path stays.
 `OMNISTAGE_AOT=0` disables both directions.
 """
 import atexit
-import contextlib
 import ctypes
 import functools
 import hashlib
@@ -469,12 +468,6 @@ def building():
     return busy
 
 
-def products_alone(alone):
-    """The context a call of a library's products runs in: with `alone`, the GEMM pool keeps
-    to one thread (beside a builder the pool loses: mnist_vae's epoch 750 vs 550 ms serial)."""
-    return gemm_pool.one_thread() if alone else contextlib.nullcontext()
-
-
 def _record_path(key):
     return os.path.join(disk_cache.cache_dir(), f"{_RECORD_PREFIX}{key}.json")
 
@@ -671,7 +664,12 @@ class AotProgram:
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
         slots = self._slots(*[_data(a) for a in ins], *self._const_addresses, *[_data(a) for a in outs])
         try:
-            with products_alone(self._pooled and (self.optimizing or building())):
+            if self._pooled and (self.optimizing or building()):
+                # beside a builder the GEMM pool loses (mnist_vae's epoch 750 vs 550 ms serial);
+                # (a branch, not a context per call: this is every cached call's path)
+                with gemm_pool.one_thread():
+                    status = self._fn(slots)
+            else:
                 status = self._fn(slots)
         except Exception:  # noqa: BLE001 - an error the kernel raised through the C API
             status = -1

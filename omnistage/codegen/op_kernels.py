@@ -27,6 +27,7 @@ bits a fused library's product gives.
 """
 import ast
 import atexit
+import contextlib
 import ctypes
 import threading
 from typing import NamedTuple
@@ -35,7 +36,7 @@ import numpy as np
 
 from ..core.aval import ShapedArray
 from ..staging.program import Program, make_stmt, name_atom
-from . import aot
+from . import aot, gemm_pool
 
 BLOCK = 4096  # elements: below parallel.py's threshold (one thread), a few pages per operand
 DRIVER = "omnistage_op_blocks"
@@ -128,7 +129,8 @@ class MatmulKernel:
 
     def __call__(self, a, b, out, params):
         shapes = (ctypes.c_int64 * 11)(*params, *out.shape)
-        with aot.products_alone(aot.building()):  # (as a library's own products run)
+        # beside a builder the GEMM pool keeps to one thread, as a library's own products do (aot)
+        with gemm_pool.one_thread() if aot.building() else contextlib.nullcontext():
             self._fn(a.ctypes.data, b.ctypes.data, out.ctypes.data, shapes)
         return out
 
