@@ -9,11 +9,15 @@ mnist_vae's and mnist_classifier's steps, interleaved calls) this kernel ran at 
 where SciPy's OpenBLAS 0.3.30 (its SkylakeX kernels) ran at 80-120, from 64^3 up to 2048^3;
 benchmarks/examples/gemm.py times products through programs, against NumPy and JAX.
 
-How: Y (the right operand) in panels of NR columns (read in place when its rows are contiguous,
-else packed into a thread's buffer), k in blocks of KC, the rows of X in tiles of MR; an MR x NR
-block of the result lives in vector registers (6 x 64 floats on AVX-512, 6 x 16 on AVX2) and
-each step of k is MR broadcasts and MR * NV fused multiply-adds. Vector widths follow the target
-the library is compiled for (-march=native).
+How: k in blocks of KC and the rows of X in blocks of MC, each block swept by panels of NR
+columns of Y and each panel by tiles of MR rows of X; an MR x NR block of the result lives in
+vector registers (6 x 64 floats on AVX-512, 6 x 16 on AVX2) and each step of k is MR broadcasts
+and MR * NV fused multiply-adds. Y's panels are packed into a thread's buffer (read in place only
+for products of few rows whose Y rows are contiguous and not a multiple of 4 KB apart: such rows
+share a few cache sets, and the fused forward products of issue 18, 1024-wide float32 weights,
+ran at 80-90 GFLOP/s in place, 140-155 packed), and a column-major X (a gradient's X^T) is
+packed per block into MR-row tiles. Vector widths follow the target the library is compiled for
+(-march=native).
 
 Bits: each element of the result is one chain of fused multiply-adds in k order, from 0, so its
 value depends on the product's shape and operands alone, never on the panel, k block, GEMM-pool
@@ -63,7 +67,7 @@ extern int64_t omnistage_blas_gemm[];  /* the library's BLAS table (c_runtime) *
 #define OS_SG_MR 4
 #endif
 #define OS_SG_NR (OS_SG_VF * OS_SG_NV)
-#define OS_SG_KC 512
+#define OS_SG_KC 256
 typedef float os_sg_v __attribute__((vector_size(OS_SG_VF * 4)));
 typedef float os_sg_v8 __attribute__((vector_size(32)));
 typedef int32_t os_sg_i8 __attribute__((vector_size(32)));
@@ -115,75 +119,114 @@ static const os_sg_tile_t os_sg_tiles[] = {NULL, os_sg_tile1, os_sg_tile2, os_sg
 #endif
 };
 
-/* a thread's panel buffer (the pool's workers each have one), kept for its next product */
+/* a thread's buffers (the pool's workers each have their own), kept for its next product: a panel
+   of Y (KC x NR) and a block of X (MC x KC) */
 static __thread float *os_sg_buf = NULL;
+static __thread float *os_sg_xbuf = NULL;
+#define OS_SG_MC 384  /* rows of X per block at most: MC x KC floats stay in L2 */
+
+/* b (kc x NR, row stride NR) = Y[k0:k0+kc, jp:jp+nr], zero-padded to NR columns */
+static void os_sg_pack_y(float *b, const float *y, int64_t yr, int64_t yc, int64_t k0, int64_t kc, int64_t jp, int64_t nr) {
+    if (yr == 1) {  /* Y's columns are contiguous: a transpose, in 8x8 register blocks, the rest by blocks of 16 k that stay in L1 */
+        int64_t kk8 = 0;
+#if defined(__GNUC__) && !defined(__clang__)
+        /* 8x8 blocks transposed in registers (GCC's vector shuffles) */
+        for (; kk8 + 8 <= kc; kk8 += 8) {
+            int64_t j0 = 0;
+            for (; j0 + 8 <= nr; j0 += 8) {
+                os_sg_v8 r[8], t[8], u[8];
+                for (int j = 0; j < 8; j++) memcpy(&r[j], y + (jp + j0 + j) * yc + k0 + kk8, sizeof(os_sg_v8));
+                for (int q = 0; q < 8; q += 2) {
+                    t[q] = __builtin_shuffle(r[q], r[q + 1], (os_sg_i8){0, 8, 1, 9, 4, 12, 5, 13});
+                    t[q + 1] = __builtin_shuffle(r[q], r[q + 1], (os_sg_i8){2, 10, 3, 11, 6, 14, 7, 15});
+                }
+                for (int q = 0; q < 8; q += 4) {
+                    u[q] = __builtin_shuffle(t[q], t[q + 2], (os_sg_i8){0, 1, 8, 9, 4, 5, 12, 13});
+                    u[q + 1] = __builtin_shuffle(t[q], t[q + 2], (os_sg_i8){2, 3, 10, 11, 6, 7, 14, 15});
+                    u[q + 2] = __builtin_shuffle(t[q + 1], t[q + 3], (os_sg_i8){0, 1, 8, 9, 4, 5, 12, 13});
+                    u[q + 3] = __builtin_shuffle(t[q + 1], t[q + 3], (os_sg_i8){2, 3, 10, 11, 6, 7, 14, 15});
+                }
+                for (int q = 0; q < 4; q++) {
+                    os_sg_v8 lo = __builtin_shuffle(u[q], u[q + 4], (os_sg_i8){0, 1, 2, 3, 8, 9, 10, 11});
+                    os_sg_v8 hi = __builtin_shuffle(u[q], u[q + 4], (os_sg_i8){4, 5, 6, 7, 12, 13, 14, 15});
+                    memcpy(b + (kk8 + q) * OS_SG_NR + j0, &lo, sizeof lo);
+                    memcpy(b + (kk8 + q + 4) * OS_SG_NR + j0, &hi, sizeof hi);
+                }
+            }
+            for (int64_t j = j0; j < nr; j++)
+                for (int64_t k = kk8; k < kk8 + 8; k++) b[k * OS_SG_NR + j] = y[(jp + j) * yc + k0 + k];
+        }
+#endif
+        for (int64_t kk = kk8; kk < kc; kk += 16) {
+            int64_t ke = kc - kk < 16 ? kc : kk + 16;
+            for (int64_t j = 0; j < nr; j++) {
+                const float *col = y + (jp + j) * yc + k0;
+                for (int64_t k = kk; k < ke; k++) b[k * OS_SG_NR + j] = col[k];
+            }
+        }
+    } else if (yc == 1) {  /* rows of 256 bytes 1 KB apart or more: the prefetcher stops at pages, so prefetch ahead */
+        for (int64_t k = 0; k < kc; k++) {
+            if (k + 16 < kc) {
+                const char *ahead = (const char *)(y + (k0 + k + 16) * yr + jp);
+                for (int64_t l = 0; l < nr * (int64_t)sizeof(float); l += 64) __builtin_prefetch(ahead + l);
+            }
+            if (nr == OS_SG_NR) memcpy(b + k * OS_SG_NR, y + (k0 + k) * yr + jp, OS_SG_NR * sizeof(float));  /* (inlined) */
+            else memcpy(b + k * OS_SG_NR, y + (k0 + k) * yr + jp, (size_t)nr * sizeof(float));
+        }
+    } else {
+        for (int64_t k = 0; k < kc; k++) for (int64_t j = 0; j < nr; j++) b[k * OS_SG_NR + j] = y[(k0 + k) * yr + (jp + j) * yc];
+    }
+    if (nr < OS_SG_NR) for (int64_t k = 0; k < kc; k++) memset(b + k * OS_SG_NR + nr, 0, (size_t)(OS_SG_NR - nr) * sizeof(float));
+}
+
+/* d = X[0:mc, 0:kc] in tiles of MR rows, each tile k-major (its MR values of one k contiguous) */
+static void os_sg_pack_x(float *d, const float *x, int64_t xr, int64_t xc, int64_t mc, int64_t kc) {
+    for (int64_t t = 0; t < mc; t += OS_SG_MR) {
+        int64_t mr = mc - t < OS_SG_MR ? mc - t : OS_SG_MR;
+        for (int64_t k = 0; k < kc; k++) for (int64_t r = 0; r < mr; r++) d[t * kc + k * OS_SG_MR + r] = x[(t + r) * xr + k * xc];
+    }
+}
 
 /* row-major Z (M x N, row stride ldz) = X @ Y with X[i,k] = x[i*xr + k*xc], Y[k,j] = y[k*yr + j*yc]:
-   panels of NR columns of Y (read in place when their rows are contiguous, else packed) and
-   blocks of KC steps of k, each swept by MR-row tiles of X. 1 when out of memory. */
+   blocks of MC rows of X and KC steps of k, each swept by panels of NR columns of Y and those by
+   MR-row tiles of X. Y's panels are packed (read in place only when its rows are contiguous, the
+   product has few rows to share the packing and the rows are not a multiple of 4 KB apart, which
+   maps a panel's rows onto a few cache sets); X is read in place when its rows are contiguous,
+   else packed once per block (a column-major X is 6 reads 4 bytes apart per k). 1 when out of
+   memory. */
 static int os_sgemm_rm(int64_t M, int64_t N, int64_t K, const float *x, int64_t xr, int64_t xc,
                        const float *y, int64_t yr, int64_t yc, float *z, int64_t ldz) {
     if (M <= 0 || N <= 0) return 0;
     if (K <= 0) { for (int64_t i = 0; i < M; i++) memset(z + i * ldz, 0, (size_t)N * sizeof(float)); return 0; }
-    for (int64_t jp = 0; jp < N; jp += OS_SG_NR) {
-        int64_t nr = N - jp < OS_SG_NR ? N - jp : OS_SG_NR;
+    int pack_x = xc != 1, y_in_place = yc == 1 && M < 64 && yr % 1024 != 0;
+    if (os_sg_buf == NULL && (os_sg_buf = (float *)aligned_alloc(64, OS_SG_KC * OS_SG_NR * sizeof(float))) == NULL)
+        return 1;
+    if (pack_x && os_sg_xbuf == NULL && (os_sg_xbuf = (float *)aligned_alloc(64, OS_SG_MC * OS_SG_KC * sizeof(float))) == NULL)
+        return 1;
+    int64_t row_blocks = (M + OS_SG_MC - 1) / OS_SG_MC;  /* blocks of equal size: a short last one would pack Y again for a few rows */
+    int64_t block = ((M + row_blocks - 1) / row_blocks + OS_SG_MR - 1) / OS_SG_MR * OS_SG_MR;
+    for (int64_t i0 = 0; i0 < M; i0 += block) {
+        int64_t mc = M - i0 < block ? M - i0 : block;
         for (int64_t k0 = 0; k0 < K; k0 += OS_SG_KC) {
             int64_t kc = K - k0 < OS_SG_KC ? K - k0 : OS_SG_KC;
-            const float *p;
-            int64_t ps;
-            if (yc == 1 && nr == OS_SG_NR) { p = y + k0 * yr + jp; ps = yr; }
-            else {
-                if (os_sg_buf == NULL && (os_sg_buf = (float *)aligned_alloc(64, OS_SG_KC * OS_SG_NR * sizeof(float))) == NULL)
-                    return 1;
-                float *b = os_sg_buf;
-                if (yr == 1) {  /* Y's columns are contiguous: a transpose, in 8x8 register blocks, the rest by blocks of 16 k that stay in L1 */
-                    int64_t kk8 = 0;
-#if defined(__GNUC__) && !defined(__clang__)
-                    /* 8x8 blocks transposed in registers (GCC's vector shuffles) */
-                    for (; kk8 + 8 <= kc; kk8 += 8) {
-                        int64_t j0 = 0;
-                        for (; j0 + 8 <= nr; j0 += 8) {
-                            os_sg_v8 r[8], t[8], u[8];
-                            for (int j = 0; j < 8; j++) memcpy(&r[j], y + (jp + j0 + j) * yc + k0 + kk8, sizeof(os_sg_v8));
-                            for (int q = 0; q < 8; q += 2) {
-                                t[q] = __builtin_shuffle(r[q], r[q + 1], (os_sg_i8){0, 8, 1, 9, 4, 12, 5, 13});
-                                t[q + 1] = __builtin_shuffle(r[q], r[q + 1], (os_sg_i8){2, 10, 3, 11, 6, 14, 7, 15});
-                            }
-                            for (int q = 0; q < 8; q += 4) {
-                                u[q] = __builtin_shuffle(t[q], t[q + 2], (os_sg_i8){0, 1, 8, 9, 4, 5, 12, 13});
-                                u[q + 1] = __builtin_shuffle(t[q], t[q + 2], (os_sg_i8){2, 3, 10, 11, 6, 7, 14, 15});
-                                u[q + 2] = __builtin_shuffle(t[q + 1], t[q + 3], (os_sg_i8){0, 1, 8, 9, 4, 5, 12, 13});
-                                u[q + 3] = __builtin_shuffle(t[q + 1], t[q + 3], (os_sg_i8){2, 3, 10, 11, 6, 7, 14, 15});
-                            }
-                            for (int q = 0; q < 4; q++) {
-                                os_sg_v8 lo = __builtin_shuffle(u[q], u[q + 4], (os_sg_i8){0, 1, 2, 3, 8, 9, 10, 11});
-                                os_sg_v8 hi = __builtin_shuffle(u[q], u[q + 4], (os_sg_i8){4, 5, 6, 7, 12, 13, 14, 15});
-                                memcpy(b + (kk8 + q) * OS_SG_NR + j0, &lo, sizeof lo);
-                                memcpy(b + (kk8 + q + 4) * OS_SG_NR + j0, &hi, sizeof hi);
-                            }
-                        }
-                        for (int64_t j = j0; j < nr; j++)
-                            for (int64_t k = kk8; k < kk8 + 8; k++) b[k * OS_SG_NR + j] = y[(jp + j) * yc + k0 + k];
-                    }
-#endif
-                    for (int64_t kk = kk8; kk < kc; kk += 16) {
-                        int64_t ke = kc - kk < 16 ? kc : kk + 16;
-                        for (int64_t j = 0; j < nr; j++) {
-                            const float *col = y + (jp + j) * yc + k0;
-                            for (int64_t k = kk; k < ke; k++) b[k * OS_SG_NR + j] = col[k];
-                        }
-                    }
-                } else {
-                    for (int64_t k = 0; k < kc; k++) for (int64_t j = 0; j < nr; j++) b[k * OS_SG_NR + j] = y[(k0 + k) * yr + (jp + j) * yc];
-                }
-                if (nr < OS_SG_NR) for (int64_t k = 0; k < kc; k++) memset(b + k * OS_SG_NR + nr, 0, (size_t)(OS_SG_NR - nr) * sizeof(float));
-                p = b; ps = OS_SG_NR;
+            const float *xs = x + i0 * xr + k0 * xc;
+            int64_t txr = xr, txc = xc, tile_step = OS_SG_MR * xr;
+            if (pack_x) {
+                os_sg_pack_x(os_sg_xbuf, xs, xr, xc, mc, kc);
+                xs = os_sg_xbuf; txr = 1; txc = OS_SG_MR; tile_step = OS_SG_MR * kc;
             }
-            const float *xk = x + k0 * xc;
-            int64_t i = 0;
-            for (; i + OS_SG_MR <= M; i += OS_SG_MR)
-                os_sg_tiles[OS_SG_MR](kc, xk + i * xr, xr, xc, p, ps, z + i * ldz + jp, ldz, nr, k0 == 0);
-            if (i < M) os_sg_tiles[M - i](kc, xk + i * xr, xr, xc, p, ps, z + i * ldz + jp, ldz, nr, k0 == 0);
+            for (int64_t jp = 0; jp < N; jp += OS_SG_NR) {
+                int64_t nr = N - jp < OS_SG_NR ? N - jp : OS_SG_NR;
+                const float *p = os_sg_buf;
+                int64_t ps = OS_SG_NR;
+                if (y_in_place && nr == OS_SG_NR) { p = y + k0 * yr + jp; ps = yr; }
+                else os_sg_pack_y(os_sg_buf, y, yr, yc, k0, kc, jp, nr);
+                float *zb = z + i0 * ldz + jp;
+                int64_t i = 0, t = 0;
+                for (; i + OS_SG_MR <= mc; i += OS_SG_MR, t++)
+                    os_sg_tiles[OS_SG_MR](kc, xs + t * tile_step, txr, txc, p, ps, zb + i * ldz, ldz, nr, k0 == 0);
+                if (i < mc) os_sg_tiles[mc - i](kc, xs + t * tile_step, txr, txc, p, ps, zb + i * ldz, ldz, nr, k0 == 0);
+            }
         }
     }
     return 0;

@@ -128,10 +128,11 @@ def test_big_products_run_in_kernels_blocks():
     _check(lambda a, b, c: (a @ b, b.T @ a.T, c @ b, xnp.einsum("bij,bkj->bik", c, c)), a, b, c, rtol=2e-4, atol=2e-4)
 
 
-@pytest.mark.parametrize("m, k, n", [(32, 784, 512), (7, 1100, 70), (130, 3, 97), (1, 600, 64), (64, 0, 64), (33, 17, 31)])
+@pytest.mark.parametrize("m, k, n", [(32, 784, 512), (7, 1100, 70), (130, 3, 97), (1, 600, 64), (64, 0, 64), (33, 17, 31),
+                                     (250, 530, 1024), (70, 1024, 130)])
 def test_float32_products_run_the_tiers_own_kernel_with_the_same_bits_on_any_threads(m, k, n):
-    # c_sgemm: every layout of the operands, tails of rows and columns, k past one block (512),
-    # an empty k; the bits must not depend on the GEMM pool's blocks or threads
+    # c_sgemm: every layout of the operands (rows 4 KB apart among them), tails of rows and columns,
+    # k past one block (256), rows past one block (240), few rows (Y read in place) and many, an empty k; the bits must not depend on the GEMM pool's blocks or threads
     from omnistage.codegen import gemm_pool
 
     a = RNG.standard_normal((m, k)).astype(np.float32)
