@@ -42,7 +42,7 @@ whatever the order (Extremum): each of the fused code's ways (support.fmax's fol
 orders -0 below +0 and lets a NaN win. Other reductions are left to the fused build.
 
 Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product, a
-float sum, max or min (_RUNNERS), or data movement (index_maps.INDEX_MAPS, concatenate, pad), no control flow, no float16/bfloat16 or complex values. A program
+float sum, max or min (_RUNNERS), data movement (index_maps.INDEX_MAPS, concatenate, pad) or an iota, no control flow, no float16/bfloat16 or complex values. A program
 needing a kernel this machine has not compiled yet compiles as before, and the missing kernels
 are requested (c_background's helper builds them for later programs).
 
@@ -74,6 +74,16 @@ _LOGIC = {"and_": np.logical_and, "or_": np.logical_or, "not_": np.logical_not}
 _MOVES = frozenset({"concatenate", "pad"})
 _FLOATS = ("float32", "float64")
 _VALUES = _FLOATS + ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def _iota_exact(dtype, params):
+    """Whether NumPy's iota (an arange) has the fused loop's values, the index converted to
+    `dtype`: every index fits (integers), or is exact (floats up to 2**24, float32's last exact
+    integer; past that NumPy's float arange adds steps where the loop rounds each index)."""
+    last = params["shape"][params["dimension"]] - 1
+    if dtype.kind in "iu":
+        return last <= np.iinfo(dtype).max
+    return dtype.kind == "f" and last <= 2 ** 24
 
 
 def _select(which, *cases):
@@ -338,7 +348,9 @@ def plan(program):
         if any(d.name not in _VALUES for d in (*in_dtypes, out_dtype)):
             return None
         ins = [literals.literal_value(a) if literals.is_literal(a) else a.id for a in e.ins]
-        if e.prim in index_maps.INDEX_MAPS or e.prim in _MOVES:
+        if e.prim == "iota" and not _iota_exact(out_dtype, e.params):
+            return None
+        if e.prim in index_maps.INDEX_MAPS or e.prim in _MOVES or e.prim == "iota":
             impl = core_primitive.registry[e.prim].impl
             steps.append((e.outs[0], getattr(impl, "__wrapped__", impl), ins, e.params))
             continue

@@ -341,3 +341,19 @@ def test_extrema_bits(dtype, k):
         x.reshape(-1)[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -np.inf]
         _same_bits(f, x)
     _same_bits(f, np.full(shape, -np.inf, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8"])
+def test_iota_runs_by_ops_with_the_fused_values(dtype):
+    # advi's mesh: linspace, meshgrid (iota, broadcasts, concatenation) answered op by op
+    def f(x):
+        i = lax.broadcasted_iota(dtype, (3, 200 if dtype != "uint8" else 256), 1)
+        return i, lax.convert_element_type(i, x.dtype) * x + xnp.linspace(-2.0, 2.0, 7, dtype=x.dtype)[:1]
+
+    _same_bits(f, np.full((3, 1), 0.37, np.float32))
+
+
+def test_iota_past_what_numpy_and_the_loop_agree_on_is_compiled():
+    assert op_tier.plan(_program(lambda: lax.broadcasted_iota("int8", (200,), 0))) is None
+    assert op_tier.plan(_program(lambda: lax.iota("float32", 2 ** 24 + 2))) is None
+    assert op_tier.plan(_program(lambda: lax.iota("int8", 128))) is not None
