@@ -124,6 +124,8 @@ static const os_sg_tile_t os_sg_tiles[] = {NULL, os_sg_tile1, os_sg_tile2, os_sg
 static __thread float *os_sg_buf = NULL;
 static __thread float *os_sg_xbuf = NULL;
 #define OS_SG_MC 384  /* rows of X per block at most: MC x KC floats stay in L2 */
+#define OS_SG_FEW_ROWS 64      /* fewer rows than this share a packed panel too little: Y in place */
+#define OS_SG_SET_STRIDE 1024  /* floats (4 KB): rows a multiple of this apart share a few cache sets */
 
 /* b (kc x NR, row stride NR) = Y[k0:k0+kc, jp:jp+nr], zero-padded to NR columns */
 static void os_sg_pack_y(float *b, const float *y, int64_t yr, int64_t yc, int64_t k0, int64_t kc, int64_t jp, int64_t nr) {
@@ -198,7 +200,7 @@ static int os_sgemm_rm(int64_t M, int64_t N, int64_t K, const float *x, int64_t 
                        const float *y, int64_t yr, int64_t yc, float *z, int64_t ldz) {
     if (M <= 0 || N <= 0) return 0;
     if (K <= 0) { for (int64_t i = 0; i < M; i++) memset(z + i * ldz, 0, (size_t)N * sizeof(float)); return 0; }
-    int pack_x = xc != 1, y_in_place = yc == 1 && M < 64 && yr % 1024 != 0;
+    int pack_x = xc != 1, y_in_place = yc == 1 && M < OS_SG_FEW_ROWS && yr % OS_SG_SET_STRIDE != 0;
     if (os_sg_buf == NULL && (os_sg_buf = (float *)aligned_alloc(64, OS_SG_KC * OS_SG_NR * sizeof(float))) == NULL)
         return 1;
     if (pack_x && os_sg_xbuf == NULL && (os_sg_xbuf = (float *)aligned_alloc(64, OS_SG_MC * OS_SG_KC * sizeof(float))) == NULL)

@@ -42,7 +42,7 @@ whatever the order (Extremum): each of the fused code's ways (support.fmax's fol
 orders -0 below +0 and lets a NaN win. Other reductions are left to the fused build.
 
 Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product, a
-float sum, max or min (_RUNNERS), data movement (index_maps.INDEX_MAPS, concatenate, pad) or an iota, no control flow, no float16/bfloat16 or complex values. A program
+float sum, max or min (_RUNNERS), data movement or an iota (index_maps.INDEX_MAPS, _BY_IMPL), no control flow, no float16/bfloat16 or complex values. A program
 needing a kernel this machine has not compiled yet compiles as before, and the missing kernels
 are requested (c_background's helper builds them for later programs).
 
@@ -70,8 +70,6 @@ _ARITHMETIC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.
 _COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
                 "ge": np.greater_equal}
 _LOGIC = {"and_": np.logical_and, "or_": np.logical_or, "not_": np.logical_not}
-# data movement beyond the index maps: their NumPy implementations copy values unchanged
-_MOVES = frozenset({"concatenate", "pad"})
 _FLOATS = ("float32", "float64")
 _VALUES = _FLOATS + ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
@@ -84,6 +82,11 @@ def _iota_exact(dtype, params):
     if dtype.kind in "iu":
         return last <= np.iinfo(dtype).max
     return dtype.kind == "f" and last <= 2 ** 24
+
+
+# run by their own NumPy implementations (beside the index maps): data movement copies values
+# unchanged; a primitive with a condition only where it holds for the statement's dtype and params
+_BY_IMPL = {"concatenate": None, "pad": None, "iota": _iota_exact}
 
 
 def _select(which, *cases):
@@ -348,9 +351,10 @@ def plan(program):
         if any(d.name not in _VALUES for d in (*in_dtypes, out_dtype)):
             return None
         ins = [literals.literal_value(a) if literals.is_literal(a) else a.id for a in e.ins]
-        if e.prim == "iota" and not _iota_exact(out_dtype, e.params):
-            return None
-        if e.prim in index_maps.INDEX_MAPS or e.prim in _MOVES or e.prim == "iota":
+        if e.prim in index_maps.INDEX_MAPS or e.prim in _BY_IMPL:
+            exact = _BY_IMPL.get(e.prim)
+            if exact is not None and not exact(out_dtype, e.params):
+                return None
             impl = core_primitive.registry[e.prim].impl
             steps.append((e.outs[0], getattr(impl, "__wrapped__", impl), ins, e.params))
             continue
