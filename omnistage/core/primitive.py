@@ -141,10 +141,13 @@ def _value_of(x):
 
 def eager_apply(prim, args, params):
     Array, aval_of = _array_types()
-    out_aval = abstract_eval_located(prim, [aval_of(a) for a in args], params)
+    # a CPU Array's aval and value read directly (the common operand; aval_of and _value_of
+    # cost a call each per operand per eager op)
+    avals = [a._aval if type(a) is Array and a._aval is not None else aval_of(a) for a in args]
+    out_aval = abstract_eval_located(prim, avals, params)
     # an array bigger than the machine: say which line, before NumPy tries to allocate it
     check_eager(prim.name, out_aval if prim.multiple_results else (out_aval,))
-    outs = prim.impl(*[_value_of(a) for a in args], **params)
+    outs = prim.impl(*[a._value if type(a) is Array else _value_of(a) for a in args], **params)
     if config.checks_on:  # debug_nans / debug_infs
         from .float_checks import check_eager_outputs
 

@@ -146,29 +146,29 @@ def already_promoted(args, inexact=False):
     """`args` themselves when promotion would return them unchanged, else None: the common
     eager call (`m + g`, `0.9 * m` on one float array) skips the lattice and the broadcast
     check, which cost more than NumPy's own work on a small array. That is: Arrays of one
-    canonical dtype and weak flag whose shapes are equal or rank 0, or one strong float
-    Array with Python floats (each becomes a strong constant of its dtype, as
+    canonical dtype and weak flag whose shapes are equal or rank 0 (tracers alike), or one
+    strong float Array with Python floats (each becomes a strong constant of its dtype, as
     `promote_dtypes` makes it). `inexact`: for promote_args_inexact, whose operands must
     already be floating or complex."""
     first = None
     for a in args:
-        if type(a) is Array:
+        if type(a) is Array or isinstance(a, Tracer):  # tracers too: vmap and grad stage each call
             if first is None:
                 first = a
             elif a.dtype != first.dtype or a.weak_type != first.weak_type or (a.shape != first.shape and a.ndim and first.ndim):
                 return None
         elif type(a) is not float:
             return None
-    if first is None or (first.ndim == 0 and any(type(a) is Array and a.ndim for a in args)):
+    if first is None or (first.ndim == 0 and any(type(a) is not float and a.ndim for a in args)):
         return None
     dt = first.dtype
     if (inexact and dt.kind not in "fc") or dtypes.canonicalize_dtype(dt) != dt:
         return None
-    if len(args) == 1 or all(type(a) is Array for a in args):
+    if len(args) == 1 or all(type(a) is not float for a in args):
         return list(args)
     if first.weak_type or dt.kind != "f":
         return None
-    return [a if type(a) is Array else _float_const(a, dt) for a in args]
+    return [a if type(a) is not float else _float_const(a, dt) for a in args]
 
 
 def promote_args(name, *args):

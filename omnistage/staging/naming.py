@@ -41,7 +41,14 @@ def _is_reserved(name):
 
 
 def sanitize(name):
-    name = re.sub(r"\W", "_", str(name)).strip("_") or "v"
+    return _sanitized(str(name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _sanitized(name):
+    # a pure function of the string, called for every variable of every staged program (eager
+    # vmap and grad stage per call): remembered, bounded
+    name = re.sub(r"\W", "_", name).strip("_") or "v"
     if name[0].isdigit():
         name = "v" + name
     if keyword.iskeyword(name):

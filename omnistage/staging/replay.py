@@ -90,13 +90,18 @@ def evaluate(program, args, rule=None, env=None):
     primitive itself). `env` maps variable names to values and is returned for passes that
     need the intermediate values (reverse mode)."""
     env = {} if env is None else env
-    if len(args) != len(program.in_names):
-        raise TypeError(f"program {program.name} takes {len(program.in_names)} arguments, got {len(args)}")
-    env.update(zip(program.in_names, args))
+    in_names = program.in_names
+    if len(args) != len(in_names):
+        raise TypeError(f"program {program.name} takes {len(in_names)} arguments, got {len(args)}")
+    env.update(zip(in_names, args))
+    quiet = bool(_quiet.items)  # read once: eager vmap and grad replay a program every call
+    consts = program.consts
     for e in equations(program):
-        if _quiet and e.prim in core_primitive.EFFECTFUL:
+        if quiet and e.prim in core_primitive.EFFECTFUL:
             continue  # its result (a token) is never read
-        ins = [atom_value(env, program, a) for a in e.ins]
+        # atom_value inlined: a variable, else a constant, else a typed literal
+        ins = [(env[a.id] if a.id in env else consts[a.id]) if a.__class__ is ast.Name else literals.literal_value(a)
+               for a in e.ins]
         outs = rule(program, e, ins) if rule is not None else None
         if outs is None:
             outs = bind_eqn(program, e, ins)

@@ -129,12 +129,20 @@ class StagingTrace:
     # --- primitives ---------------------------------------------------------------------
 
     def process_primitive(self, prim, args, params):
-        atoms = [self.atom(a) for a in args]
-        in_avals = [a.aval if isinstance(a, (Tracer, Array)) else _aval_of_value(a) for a in args]
+        # one pass over the operands (eager vmap and grad stage their function every call)
+        atoms, in_avals, deps = [], [], None
+        for a in args:
+            atoms.append(self.atom(a))
+            if isinstance(a, Tracer):
+                in_avals.append(a.aval)
+                d = a._deps
+                deps = d if deps is None or deps is d else deps | d
+            else:
+                in_avals.append(a.aval if isinstance(a, Array) else _aval_of_value(a))
         out_aval = core_primitive.abstract_eval_located(prim, in_avals, params)
         params = self._emit_bodies(params)
         loc = user_loc()
-        deps = frozenset().union(*(a._deps for a in args if isinstance(a, Tracer)))
+        deps = frozenset() if deps is None else deps
         out_avals = list(out_aval) if prim.multiple_results else [out_aval]
         outs = []
         for aval in out_avals:
@@ -149,6 +157,9 @@ class StagingTrace:
 
     def _emit_bodies(self, params):
         """Splice Program-valued params in as nested FunctionDefs; params name them."""
+        if not any(isinstance(v, Program) or (isinstance(v, tuple) and v and isinstance(v[0], Program))
+                   for v in params.values()):
+            return params  # no bodies (most statements): the params as they are
         out = {}
         for k, v in params.items():
             if isinstance(v, Program):

@@ -36,7 +36,7 @@ def batch_call(program, args, dims, axis):
     Returns (outputs, output dims) as lists."""
 
     def rule(prog, e, ins, in_dims):
-        collective = _collective_rule(e, axis)
+        collective = _collective_rule(e, axis) if e.prim in COLLECTIVE else None
         if collective is None and all(d is None for d in in_dims):
             return None
         return _batch_eqn(prog, e, ins, in_dims, axis, collective)

@@ -12,28 +12,35 @@ import numpy as np
 from ..core.array import aval_of
 from ..lax import elementwise as lax_ew
 from ..lax import shapes as S
-from .rules import BATCH, batch_size, bind, broadcast_batched, move_axis
-
-
-def _per_example_rank(x, d):
-    return aval_of(x).ndim - (d is not None)
-
-
-def _per_example_shape(x, d):
-    shape = aval_of(x).shape
-    return shape if d is None else shape[:d] + shape[d + 1:]
+from .rules import BATCH, bind, broadcast_batched, move_axis
 
 
 def align_elementwise(args, dims):
     """Operands of an elementwise primitive batched consistently: (operands, batch axis)."""
-    size = batch_size(args, dims)
-    ranks = [_per_example_rank(x, d) for x, d in zip(args, dims)]
-    rank = max(ranks)
-    full = [(x, d) for x, d, r in zip(args, dims, ranks) if r == rank]
-    batched_full = [d for _, d in full if d is not None]
-    target = batched_full[0] if batched_full else 0
-    shape = _per_example_shape(*full[0])
+    # one loop over the operands, each aval read once (eager vmap runs this per statement per
+    # call): the examples' count, each per-example rank, the first operand of the highest
+    # rank (its per-example shape is the result's) and the batch axis of the first batched one
+    size = target = None
+    rank = -1
+    ranks = []
+    for x, d in zip(args, dims):
+        shape = aval_of(x).shape
+        r = len(shape) - (d is not None)
+        ranks.append(r)
+        if size is None and d is not None:
+            size = shape[d]
+        if r > rank:
+            rank, first_shape, first_d, target = r, shape, d, d
+        elif r == rank and target is None:
+            target = d
+    if size is None:
+        raise ValueError("batching rule called without a batched operand")
+    if target is None:
+        target = 0
+    shape = first_shape if first_d is None else first_shape[:first_d] + first_shape[first_d + 1:]
     out_shape = shape[:target] + (size,) + shape[target:]
+    if all(d == target and r == rank for d, r in zip(dims, ranks)):
+        return list(args), target  # already aligned: `x - y` with both batched alike
     aligned = []
     for x, d, r in zip(args, dims, ranks):
         if d is None:
