@@ -140,16 +140,47 @@ def tree_flatten(tree, is_leaf=None):
     return leaves, _flatten(tree, is_leaf, leaves)
 
 
+def _children(x):
+    """(children, aux) of a pytree node, or None for a leaf. The built-in containers are read
+    directly (what their registered flatten does, without its call): eager vmap and grad
+    flatten arguments, axes and outputs a dozen times per call."""
+    t = type(x)
+    if t is tuple or t is list:
+        return x, None
+    if t is dict:
+        return _dict_flatten(x)
+    node = _node_for(x)
+    return None if node is None else node.flatten(x)
+
+
 def _flatten(x, is_leaf, leaves):
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return _LEAF
-    node = _node_for(x)
+    node = _children(x)
     if node is None:
         leaves.append(x)
         return _LEAF
-    children, aux = node.flatten(x)
-    return PyTreeDef(type(x), aux, [_flatten(c, is_leaf, leaves) for c in children])
+    children, aux = node
+    first = len(leaves)
+    td = PyTreeDef.__new__(PyTreeDef)  # PyTreeDef(...) without its sum over the children
+    td.node_type, td.aux, td._hash, td._k = type(x), aux, None, None
+    td.children = tuple([_flatten(c, is_leaf, leaves) for c in children])
+    td.num_leaves = len(leaves) - first
+    return td
+
+
+def _leaves(x, is_leaf, leaves):
+    """`_flatten` without the PyTreeDef (tree_leaves)."""
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return
+    node = _children(x)
+    if node is None:
+        leaves.append(x)
+        return
+    for c in node[0]:
+        _leaves(c, is_leaf, leaves)
 
 
 def tree_unflatten(treedef, leaves):
@@ -168,13 +199,19 @@ def _unflatten(td, it):
         except StopIteration:
             raise ValueError("Too few leaves for PyTreeDef.") from None
     children = [_unflatten(c, it) for c in td.children]
+    if td.node_type is tuple:  # the common containers without their registered unflatten's call
+        return tuple(children)
+    if td.node_type is list:
+        return children
     if td.node_type not in _registry:  # a namedtuple class
         return td.node_type(*children)
     return _registry[td.node_type].unflatten(td.aux, children)
 
 
 def tree_leaves(tree, is_leaf=None):
-    return tree_flatten(tree, is_leaf)[0]
+    leaves = []
+    _leaves(tree, is_leaf, leaves)
+    return leaves
 
 
 def tree_structure(tree, is_leaf=None):
