@@ -8,7 +8,10 @@
   coordinate (an iota), addressing the operand batched at axis 0 (broadcast if it was not).
 - `dynamic_slice`/`dynamic_update_slice` with per-example starts become a gather/scatter
   of the window: starts are clamped first exactly as the primitives clamp them, so the
-  index rows are always in bounds.
+  index rows are always in bounds. An unbatched operand of `dynamic_slice` is gathered from
+  as it is (JAX's rule too): broadcasting it to the batch first made a copy per example, and
+  the program that copy's loop nest (control's vmapped `Q[t]` of a table: 7 loop nests of
+  11x10x2x2 per iLQR step, C the compiler then compiled on every first call).
 """
 import numpy as np
 
@@ -76,10 +79,11 @@ def _clamped_start(s, d, dim, size, batch):
     return s if d is None else move_axis(s, d, 0)
 
 
-def _window_indices(starts, sizes, batch):
-    """Index rows (batch, *sizes, 1 + len(sizes)): the example, then start + offset per axis."""
+def _window_indices(starts, sizes, batch, example=True):
+    """Index rows (batch, *sizes, 1 + len(sizes)): the example, then start + offset per axis
+    (without the example's column, (batch, *sizes, len(sizes)), when not `example`)."""
     shape = (batch,) + tuple(sizes)
-    cols = [S.broadcasted_iota(np.int32, shape, 0)]
+    cols = [S.broadcasted_iota(np.int32, shape, 0)] if example else []
     for j, s in enumerate(starts):
         offset = S.broadcasted_iota(np.int32, shape, j + 1)
         dims = (0,) if aval_of(s).ndim else ()
@@ -97,19 +101,21 @@ def _dynamic_slice(args, dims, *, slice_sizes):
         starts = starts[:dx] + [zero] + starts[dx:]
         sizes = tuple(slice_sizes[:dx]) + (size,) + tuple(slice_sizes[dx:])
         return bind("dynamic_slice", x, *starts, slice_sizes=sizes), dx
-    x = batch_at(x, dx, size, 0)
-    shape = aval_of(x).shape[1:]
+    # an unbatched operand is gathered from as it is (lead: its axes' offset in x, 0 or 1)
+    lead = 0 if dx is None else 1
+    x = x if dx is None else move_axis(x, dx, 0)
+    shape = aval_of(x).shape[lead:]
     batched = [j for j, d in enumerate(ds) if d is not None]
     # first slice the axes whose starts every example shares (one dynamic_slice) ...
-    pre_starts = [np.int32(0)] + [np.int32(0) if j in batched else s for j, s in enumerate(starts)]
-    pre_sizes = (size,) + tuple(shape[j] if j in batched else z for j, z in enumerate(slice_sizes))
-    if pre_sizes != (size,) + shape:
+    pre_starts = [np.int32(0)] * lead + [np.int32(0) if j in batched else s for j, s in enumerate(starts)]
+    pre_sizes = (size,) * lead + tuple(shape[j] if j in batched else z for j, z in enumerate(slice_sizes))
+    if pre_sizes != aval_of(x).shape:
         pre_starts = [E.convert_element_type(s, np.int32) for s in pre_starts]
         x = bind("dynamic_slice", x, *pre_starts, slice_sizes=pre_sizes)
     # ... then gather each example's window along the others
     cstarts = [_clamped_start(starts[j], ds[j], shape[j], slice_sizes[j], size) for j in batched]
-    idx = _window_indices(cstarts, [slice_sizes[j] for j in batched], size)
-    out = bind("gather", x, idx, axes=(0,) + tuple(j + 1 for j in batched))
+    idx = _window_indices(cstarts, [slice_sizes[j] for j in batched], size, example=bool(lead))
+    out = bind("gather", x, idx, axes=(0,) * lead + tuple(j + lead for j in batched))
     # gather gives (batch, batched-start axes..., other axes...): back to the operand's order
     order = batched + [j for j in range(len(shape)) if j not in batched]
     perm = (0,) + tuple(1 + order.index(j) for j in range(len(shape)))

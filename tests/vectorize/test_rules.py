@@ -187,6 +187,18 @@ def test_dynamic_slice_with_batched_and_shared_starts(rng):
     check_vmap(lambda a, s: lax.dynamic_index_in_dim(a, s, keepdims=False), x, i)
 
 
+def test_dynamic_slice_of_an_unbatched_operand_gathers_from_it_without_a_copy_per_example(rng):
+    x = rand(rng, 6, 5, 2)
+    i = np.array([0, 3, 5, -1], np.int32)
+    j = np.array([1, 4, 2, 0], np.int32)
+    f = lambda a, s, t: lax.dynamic_slice(a, (s, t, 0), (2, 3, 2))  # noqa: E731
+    check_vmap(f, x, i, j, in_axes=(None, 0, 0))
+    check_vmap(f, x, i, j[0], in_axes=(None, 0, None))
+    check_vmap(lambda a, s: a[s], x, i, in_axes=(None, 0))  # a table read at a batched step
+    program = omnistage.make_jaxpr(omnistage.vmap(f, in_axes=(None, 0, 0)))(x, i, j)
+    assert "gather(a, " in str(program) and "shape=(4, 6, 5, 2)" not in str(program)
+
+
 def test_dynamic_update_slice_with_batched_and_shared_starts(rng):
     x, u = rand(rng, 4, 6, 5), rand(rng, 4, 2, 3)
     i = np.array([0, 3, 5, -1], np.int32)
