@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from . import c_calls, c_complex, c_conv, c_lapack, c_linalg, c_runtime, c_sgemm, c_vmath, c_windows
+from . import c_calls, c_complex, c_conv, c_in_place, c_lapack, c_linalg, c_runtime, c_sgemm, c_vmath, c_windows
 from .c_calls import dotted, index_elts, is_call_to, static_int
 from .c_types import (C_TYPES, COMPLEX_PART, COMPLEX_SUFFIX, FLOAT_NAME, NP_TYPES, Arr, Scalar, Tup, Unsupported,
                       arith_type, c_literal, convert_code, copy_lines, is_int, same_type, wide)
@@ -783,6 +783,11 @@ class FunctionTranslator:
             dsts[n] = self.fresh("_dst")
             self.declare(dsts[n], t)
             self.emit(f"{dsts[n]} = {parity} ? {s1} : {s0};", depth + 1)
+        for n in self._carried_in_place(body, carried):
+            # built over the value it replaces once that is the loop's own slot (c_in_place);
+            # the first iteration's value is the caller's and is never written
+            (s0, s1), cur = slots[n], self.c(n)
+            self.emit(f"if ({cur} == {s0} || {cur} == {s1}) {dsts[n]} = {cur};", depth + 1)
         self._test(test, depth + 1)
         outer = self.loop_destinations
         # a carry a helper returns is built in this iteration's slot (the other slot holds
@@ -799,6 +804,39 @@ class FunctionTranslator:
         self.emit(f"{parity} ^= 1;", depth + 1)
         self.emit(f"os_reset(A, {mark});", depth + 1)
         self.emit("}", depth)
+
+    def _carried_in_place(self, body, carried):
+        """The carried arrays that the helper call opening loop `body` (a fori_loop's or scan's
+        body function) may build over their current value: the result has the carry's type and
+        is built where its caller wants it (_destinations), the carried name is passed as it is
+        and once, and the function reads it element by element before it writes the same
+        element, and never after (c_in_place.may_build_over)."""
+        if not body or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
+            return []
+        call, target = body[0].value, body[0].targets[0]
+        if not isinstance(call, ast.Call) or dotted(call.func) not in self.m.functions or call.keywords:
+            return []
+        targets = target.elts if isinstance(target, ast.Tuple) else [target]
+        if not all(isinstance(t, ast.Name) for t in targets) or not all(isinstance(a, ast.Name) for a in call.args):
+            return []
+        args = [a.id for a in call.args]
+        arg_types = [self.expr(a)[1] for a in call.args]
+        if any(isinstance(t, Tup) for t in arg_types):
+            return []
+        fn = self.m.functions[dotted(call.func)]
+        _, results = self.m.function(dotted(call.func), arg_types)
+        returned = {k: name for name, k in _destinations(fn).items()}
+        bound = _bound_by_one_helper_call(body, carried, self.m.functions)
+        found = []
+        for k, t in enumerate(targets):
+            n, t_carry = t.id, self.types.get(self.c(t.id))
+            if n not in bound or args.count(n) != 1 or k not in returned or k >= len(results):
+                continue
+            if not (isinstance(t_carry, Arr) and t_carry.contiguous and same_type(results[k], t_carry)):
+                continue
+            if c_in_place.may_build_over(fn, returned[k], fn.args.args[args.index(n)].arg, len(t_carry.shape)):
+                found.append(n)
+        return found
 
     # --- expressions ----------------------------------------------------------------------
 
