@@ -59,15 +59,18 @@ def _zeros_as_xla(np_extreme, of_zeros, adds_zero=False):
         out = np_extreme(x, y)
         if not dtypes.is_float(out.dtype):
             return out
-        for single in (y, x):
-            if np.size(single) == 1 and np.ndim(out) > 0:
-                value = np.asarray(single).reshape(())
-                if value != 0 or np.isnan(value):
-                    return out
-                if adds_zero and not np.signbit(value):
-                    return np.add(out, value, out=out)
-                break
-        if not np.any(out == 0):
+        # (the checks as methods and Python numbers: on a small array NumPy's np.size, np.ndim,
+        # np.any and 0-d comparisons cost more than the op, and eager softplus is two of these)
+        if out.ndim > 0:
+            for single in (y, x):
+                if (single.size if type(single) is np.ndarray else np.size(single)) == 1:
+                    value = np.asarray(single).reshape(())
+                    if value.item() != 0:  # NaN too (NaN != 0)
+                        return out
+                    if adds_zero and not np.signbit(value):
+                        return np.add(out, value, out=out)
+                    break
+        if not (out == 0).any():
             return out
         return np.where((x == 0) & (y == 0), of_zeros(x, y), out)
 
@@ -304,6 +307,8 @@ def _convert_impl(x, *, new_dtype, weak_type=False):
             return np.where(x >= np.asarray(info.max).astype(x.dtype), np.asarray(info.max, dt), out)
     if dt.kind == "b":
         return x != 0
+    if x.dtype == dt:  # a weak type made strong: a copy, which cannot warn (errstate is 1 us)
+        return x.astype(dt)
     with np.errstate(all="ignore"):
         return x.astype(dt)
 

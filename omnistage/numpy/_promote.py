@@ -125,16 +125,16 @@ def broadcast_to_shape(x, shape):
     return lax.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
 
 
-_float_consts = {}  # (Python float, dtype) -> its strong Array: `0.9 * m` in a loop converts 0.9 once
+_float_consts = {}  # (Python float, dtype, weak) -> its Array: `0.9 * m` in a loop converts 0.9 once
 
 
-def _float_const(value, dt):
+def _float_const(value, dt, weak=False):
     # +0.0 and -0.0 are equal keys: the sign is part of the key; NaN is never found again
-    key = (value, math.copysign(1.0, value), dt)
+    key = (value, math.copysign(1.0, value), dt, weak)
     const = _float_consts.get(key)
     if const is None:
         with np.errstate(all="ignore"):
-            const = Array(np.asarray(value).astype(dt), False)
+            const = Array(np.asarray(value).astype(dt), weak)
         if value == value:
             if len(_float_consts) >= 512:
                 _float_consts.clear()
@@ -148,8 +148,9 @@ def already_promoted(args, inexact=False):
     check, which cost more than NumPy's own work on a small array. That is: Arrays of one
     canonical dtype and weak flag whose shapes are equal or rank 0 (tracers alike), or one
     strong float Array with Python floats (each becomes a strong constant of its dtype, as
-    `promote_dtypes` makes it). `inexact`: for promote_args_inexact, whose operands must
-    already be floating or complex."""
+    `promote_dtypes` makes it), or Python floats alone (weak constants of the default float
+    dtype). `inexact`: for promote_args_inexact, whose operands must already be floating or
+    complex."""
     first = None
     for a in args:
         if type(a) is Array or isinstance(a, Tracer):  # tracers too: vmap and grad stage each call
@@ -159,6 +160,11 @@ def already_promoted(args, inexact=False):
                 return None
         elif type(a) is not float:
             return None
+    if first is None and args:
+        # Python floats alone (`jnp.log(2. * 3.1415)`): weak constants of the default float
+        # dtype, as promote_dtypes makes them
+        dt = dtypes.default_float_dtype()
+        return [_float_const(a, dt, weak=True) for a in args]
     if first is None or (first.ndim == 0 and any(type(a) is not float and a.ndim for a in args)):
         return None
     dt = first.dtype
