@@ -142,7 +142,8 @@ def converted_source(fun):
     """The rewritten source of `fun` (as `convert` compiles it)."""
     conv = convert(fun)
     base = getattr(conv, "__func__", getattr(conv, "func", conv))
-    source = getattr(base, "__omnistage_source__", None)
+    template = getattr(base, "__omnistage_template__", None)
+    source = None if template is None else template.source
     if source is None and getattr(fun, "__wrapped__", None) is not None:
         return converted_source(fun.__wrapped__)  # jit(f) and the like: f's rewrite
     if source is None:
@@ -185,11 +186,20 @@ class _Template:
     """The rewrite of one code object, shared by every function made from it (each gets its
     own globals, defaults and closure cells)."""
 
-    __slots__ = ("code", "runtime_cell", "source", "filename", "globals_id")
+    __slots__ = ("code", "runtime_cell", "_display", "_source", "filename", "globals_id")
 
-    def __init__(self, code, runtime, source, fun):
-        self.code, self.runtime_cell, self.source = code, types.CellType(runtime), source
+    def __init__(self, code, runtime, display, fun):
+        self.code, self.runtime_cell = code, types.CellType(runtime)
+        self._display, self._source = display, None
         self.filename, self.globals_id = fun.__code__.co_filename, id(fun.__globals__)
+
+    @property
+    def source(self):
+        """The rewritten source (converted_source), unparsed when first asked for: only a
+        person reads it, and ast.unparse was a tenth of a rewrite's time."""
+        if self._source is None:
+            self._source = ast.unparse(self._display)
+        return self._source
 
     def fits(self, fun):
         # equal code objects from another file or module namespace are rewritten anew
@@ -206,7 +216,7 @@ class _Template:
         new.__annotations__ = dict(getattr(fun, "__annotations__", {}))
         new.__wrapped__ = fun
         new.__omnistage_converted__ = True
-        new.__omnistage_source__ = self.source
+        new.__omnistage_template__ = self
         return new
 
 
@@ -406,12 +416,12 @@ def _rewrite(fun, fndef):
     namer = _Namer(names, _bound_names(fndef) | set(fun.__code__.co_freevars))
     _ScopeConverter(fun, namer, fndef).convert_function(fndef)
     ast.fix_missing_locations(fndef)
-    source = ast.unparse(fndef)
+    display = copy.copy(fndef)  # (under the user's name; nothing below edits its body)
     runtime = Runtime(fun.__code__.co_filename, namer.return_vars)
     # Compiled under a name the user never uses: a `def f` inside the maker would make `f` a
     # local of the maker, so a recursive call would look for a closure cell that is not there.
     fndef.name = namer.fresh_plain("_omnistage_function")
-    return _Template(_compile(fun, fndef), runtime, source, fun)
+    return _Template(_compile(fun, fndef), runtime, display, fun)
 
 
 def _enclosing_class(fun):
@@ -442,7 +452,12 @@ def _compile(fun, fndef):
     for node in (maker, inner, *maker.body[1:]):
         ast.copy_location(node, fndef)
     module = ast.Module([maker], [])
+    # locations for the maker's own nodes only: `fndef`'s are complete (_rewrite), and a
+    # second walk over it cost as much as the first
+    holder = maker.body if inner is fndef else inner.body
+    holder[0] = ast.copy_location(ast.Pass(), fndef)
     ast.fix_missing_locations(module)
+    holder[0] = fndef
     code = ast_threads.compile_tree(module, fun.__code__.co_filename, "exec")
     _mark_rewritten(code)
     fcode = _find_code(code, fndef.name, fndef.lineno)

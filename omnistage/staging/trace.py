@@ -173,8 +173,8 @@ class StagingTrace:
     def _emit_body(self, program):
         labels = self.__dict__.setdefault("_arg_labels", {})
         mapping = {}
-        for node in walk(program.fn):
-            if isinstance(node, ast.FunctionDef):
+        for node in _statements(program.fn):
+            if node.__class__ is ast.FunctionDef:
                 mapping[node.name] = self._tmp_name()
                 labels[mapping[node.name]] = node.name
         for var, aval in program.avals.items():
@@ -250,14 +250,27 @@ class StagingTrace:
         return Program(fn, avals, self.consts)
 
 
+def _statements(fn):
+    """`fn` and the statements of it and its nested bodies, in `walk`'s (breadth-first)
+    order among statements: a staged body holds nothing but statements (equations, nested
+    `def`s, its return), so the expression nodes `walk` visited between them (most of a
+    program's nodes: every operand and parameter) were walked for nothing, at every level a
+    body is emitted into (control's mpc_predict nests five)."""
+    todo = [fn]
+    for node in todo:
+        if node.__class__ is ast.FunctionDef:
+            todo.extend(node.body)
+    return todo
+
+
 def _body_names(fn):
     """Every name a nested body binds, in order: its name, arguments, statement outputs."""
     names = []
-    for node in walk(fn):
-        if isinstance(node, ast.FunctionDef):
+    for node in _statements(fn):
+        if node.__class__ is ast.FunctionDef:
             names.append(node.name)
             names.extend(a.arg for a in node.args.args)
-        elif isinstance(node, ast.Assign):
+        elif node.__class__ is ast.Assign:
             for t in node.targets:
                 names.extend(e.id for e in walk(t) if isinstance(e, ast.Name))
     return names
@@ -276,6 +289,16 @@ def _capture_label(tracer):
     if label is None:
         label = naming.user_target(tracer._loc)
     return label or "captured"
+
+
+def _plain_body(fn):
+    """Whether nested body `fn` holds names only where _Renamer.visit_stmt looks: its name,
+    its positional arguments (annotated with strings) and its statements; no decorators,
+    return annotation, defaults or other kinds of arguments."""
+    args = fn.args
+    return (not fn.decorator_list and fn.returns is None and not args.posonlyargs and args.vararg is None
+            and not args.kwonlyargs and args.kwarg is None and not args.defaults
+            and all(a.annotation is None or a.annotation.__class__ is ast.Constant for a in args.args))
 
 
 class _Renamer:
@@ -305,6 +328,16 @@ class _Renamer:
         body-naming params are all the names they hold (a literal's `np` is never a
         variable), and ast's generic walk over every node was most of `finish` (eager vmap
         stages a function each call)."""
+        if stmt.__class__ is ast.FunctionDef and _plain_body(stmt):
+            # a nested body: its name, its arguments, then each statement as above (the walk
+            # over every node of it, at every level it was emitted into, was most of `finish`)
+            get = self.mapping.get
+            stmt.name = get(stmt.name, stmt.name)
+            for a in stmt.args.args:
+                a.arg = get(a.arg, a.arg)
+            for s in stmt.body:
+                self.visit_stmt(s)
+            return stmt
         if not is_eqn(stmt) or len(stmt.targets) != 1:
             return self.visit(stmt)
         get = self.mapping.get
