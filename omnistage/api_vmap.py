@@ -86,6 +86,9 @@ def _with_unmapped(fun, in_tree, leaves, axes):
         full_args, full_kwargs = tree_util.tree_unflatten(in_tree, full)
         return target(*full_args, **full_kwargs)
 
+    # it calls the converted function: staging converts it no further (convert() of this new
+    # function object each call was a lookup, a file-path check and a weak-dict entry)
+    staged.__omnistage_converted__ = True
     return staged
 
 

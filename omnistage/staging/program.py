@@ -111,6 +111,19 @@ def eqn(stmt):
     return Eqn(outs, call.func.id, list(call.args), params, stmt)
 
 
+def statements(fn):
+    """`fn` and the statements of it and of its nested bodies (at any depth), in `walk`'s
+    (breadth-first) order among statements. A staged body holds nothing but statements
+    (equations, nested `def`s, its return), so this finds every equation and body `walk`
+    finds without visiting the expression nodes between them: most of a program's nodes
+    (every operand and parameter), visited for nothing at every level a pass looked."""
+    todo = [fn]
+    for node in todo:
+        if node.__class__ is ast.FunctionDef:
+            todo.extend(node.body)
+    return todo
+
+
 # nodes without fields that no pass edits (contexts, operators): shared by copies
 _SHARED_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
@@ -141,17 +154,23 @@ def copy_tree(node, rename=None):
     return new
 
 
+# One context object for every node made here, as ast.parse shares them (contexts have no
+# fields and no pass edits one): a staged statement is built per primitive per trace, and
+# eager vmap and grad trace every call.
+_LOAD, _STORE = ast.Load(), ast.Store()
+
+
 def make_stmt(outs, prim, ins, params, loc=None, multiple=False):
     """The inverse of `eqn`: build `outs = prim(ins..., **params)` (ins are AST atoms)."""
     if multiple:
-        target = ast.Tuple([ast.Name(o, ast.Store()) for o in outs], ast.Store())
+        target = ast.Tuple([ast.Name(o, _STORE) for o in outs], _STORE)
     else:
         (out,) = outs
-        target = ast.Name(out, ast.Store())
+        target = ast.Name(out, _STORE)
     call = ast.Call(
-        ast.Name(prim, ast.Load()),
+        ast.Name(prim, _LOAD),
         list(ins),
-        [ast.keyword(k, _param_ast(v)) for k, v in params.items()],
+        [ast.keyword(k, _param_ast(v)) for k, v in params.items()] if params else [],
     )
     stmt = ast.Assign([target], call, lineno=0)
     stmt.loc = loc
@@ -159,7 +178,7 @@ def make_stmt(outs, prim, ins, params, loc=None, multiple=False):
 
 
 def name_atom(name):
-    return ast.Name(name, ast.Load())
+    return ast.Name(name, _LOAD)
 
 
 def atom_name(node):
