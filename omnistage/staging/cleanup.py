@@ -14,7 +14,7 @@ from ..core import primitive as core_primitive
 from . import literals
 from .convert import all_names
 from .naming import Namer
-from .program import Program, body_refs, copy_tree, eqn, is_eqn, make_stmt, name_atom
+from .program import Program, body_refs, copy_tree, eqn, is_eqn, make_stmt, name_atom, statements
 from .ast_walk import walk
 
 EFFECTFUL = core_primitive.EFFECTFUL  # kept although their results are unused (debug printing)
@@ -199,7 +199,7 @@ def inline_transformation_ops(program, in_place=False):
     (`core.primitive.inline_for_lowering`: stop_gradient, custom_jvp/vjp calls) by what
     they compute: their operand, or their body's statements spliced in place."""
     table = core_primitive.inline_for_lowering
-    if not any(is_eqn(n) and n.value.func.id in table for n in walk(program.fn)):
+    if not any(is_eqn(n) and n.value.func.id in table for n in statements(program.fn)):
         return program
     fn = _tree(program, in_place)
     fn.body = _rewrite_body(fn.body, lambda stmt, defs: _inline(stmt, defs, table))
@@ -273,7 +273,12 @@ def reciprocal_divisors(program, in_place=False):
     differ from a true division by at most one rounding, as JAX's do."""
     fn = _tree(program, in_place)
     avals = dict(program.avals)
-    fresh = Namer(all_names(fn)).fresh
+    namer = []  # made at the first rewrite (most programs have none: all_names walks every node)
+
+    def fresh(base):
+        if not namer:
+            namer.append(Namer(all_names(fn)))  # (nothing is rewritten yet: the program's own names)
+        return namer[0].fresh(base)
 
     def rewrite_body(body):
         broadcasts, out = {}, []
@@ -331,7 +336,9 @@ def _cse_body(body, rename):
         if e.prim in EFFECTFUL or body_refs(e.params):
             kept.append(stmt)
             continue
-        key = (e.prim, tuple(ast.dump(a) for a in e.ins), repr(sorted(e.params.items())))
+        # an operand is a name (its id: no dump of the node) or a literal (its dump: "Call(...",
+        # which no name spells)
+        key = (e.prim, tuple(a.id if a.__class__ is ast.Name else ast.dump(a) for a in e.ins), repr(sorted(e.params.items())))
         if key in seen:
             for old, new in zip(e.outs, seen[key]):
                 rename[old] = new
@@ -399,7 +406,7 @@ def _has_effects(e, defs):
         return True
     for ref in body_refs(e.params):
         body = defs.get(str(ref))
-        if body is not None and any(is_eqn(s) and eqn(s).prim in EFFECTFUL for s in walk(body)):
+        if body is not None and any(is_eqn(s) and eqn(s).prim in EFFECTFUL for s in statements(body)):
             return True
     return False
 

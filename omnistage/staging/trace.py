@@ -25,7 +25,7 @@ from ..core.errors import TracerBoolConversionError, add_location
 from ..core.source_info import describe_traceback, file_path, is_internal_file, user_loc
 from ..core.tracer import Tracer
 from . import literals, naming
-from .program import BodyRef, Program, copy_tree, is_eqn, make_stmt, name_atom
+from .program import BodyRef, Program, copy_tree, is_eqn, make_stmt, name_atom, statements
 from .ast_walk import walk
 
 
@@ -173,7 +173,7 @@ class StagingTrace:
     def _emit_body(self, program):
         labels = self.__dict__.setdefault("_arg_labels", {})
         mapping = {}
-        for node in _statements(program.fn):
+        for node in statements(program.fn):
             if node.__class__ is ast.FunctionDef:
                 mapping[node.name] = self._tmp_name()
                 labels[mapping[node.name]] = node.name
@@ -250,23 +250,10 @@ class StagingTrace:
         return Program(fn, avals, self.consts)
 
 
-def _statements(fn):
-    """`fn` and the statements of it and its nested bodies, in `walk`'s (breadth-first)
-    order among statements: a staged body holds nothing but statements (equations, nested
-    `def`s, its return), so the expression nodes `walk` visited between them (most of a
-    program's nodes: every operand and parameter) were walked for nothing, at every level a
-    body is emitted into (control's mpc_predict nests five)."""
-    todo = [fn]
-    for node in todo:
-        if node.__class__ is ast.FunctionDef:
-            todo.extend(node.body)
-    return todo
-
-
 def _body_names(fn):
     """Every name a nested body binds, in order: its name, arguments, statement outputs."""
     names = []
-    for node in _statements(fn):
+    for node in statements(fn):
         if node.__class__ is ast.FunctionDef:
             names.append(node.name)
             names.extend(a.arg for a in node.args.args)
