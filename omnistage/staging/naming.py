@@ -22,17 +22,22 @@ class Namer:
 
     def __init__(self, taken=()):
         self.taken = set(taken)
+        # base -> the suffix its search starts at: base_1 .. base_(n-1) were taken when base_n
+        # was handed out, and `taken` only grows, so the first free suffix is never below n
+        # (a search from 1 each time made naming a program's thousands of `add_k`s quadratic)
+        self._next = {}
 
     def fresh(self, base):
         base = sanitize(base)
         if base not in self.taken and not _is_reserved(base):
             self.taken.add(base)
             return base
-        i = 1
+        i = self._next.get(base, 1)
         while f"{base}_{i}" in self.taken:
             i += 1
         name = f"{base}_{i}"
         self.taken.add(name)
+        self._next[base] = i + 1
         return name
 
 
