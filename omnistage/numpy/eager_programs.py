@@ -79,8 +79,11 @@ def one_program(fn, operands=None):
         if current_trace() is not None:
             return fn(*args, **kwargs)
         n = len(args) if operands is None else operands
-        if len(args) < n or (operands is None and kwargs) or not all(_on_host(a) for a in args[:n]):
+        if len(args) < n or (operands is None and kwargs):
             return fn(*args, **kwargs)
+        for a in args[:n]:  # (a loop, not all() over a generator: this runs per eager call)
+            if not _on_host(a):
+                return fn(*args, **kwargs)
         static = args[n:]
         # the number of operands is the key of a plain call: `where(c)` needs the op-by-op
         # path and `where(c, x, y)` not
