@@ -204,6 +204,8 @@ def flat_arg_names(labels, args, kwargs):
 
 def _leaf_names(label, tree):
     """Names for a pytree argument's leaves: `x`, `params_w`, `xs_0`."""
+    if tree_util.flatten_node(tree) is None:  # a leaf (an array): its label, no path to walk
+        return [sanitize(label)]
     pairs, _ = tree_util.tree_flatten_with_path(tree)
     if len(pairs) == 1 and not pairs[0][0]:
         return [sanitize(label)]

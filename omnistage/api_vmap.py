@@ -46,7 +46,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     def vmap_f(*args, **kwargs):
         _check_in_axes_length(in_axes, args)
         leaves, in_tree = tree_util.tree_flatten((tuple(args), kwargs))
-        axes = _flat_in_axes(in_axes, args, kwargs)
+        axes = _flat_in_axes(in_axes, args, kwargs, len(leaves))
         axes = [None if a is None else _canonical_in_axis(a, x) for a, x in zip(axes, leaves)]
         size = _mapped_axis_size(fun, in_tree, leaves, axes, axis_size)
         with parallel.extend_axis_env(axis_name, size):
@@ -114,6 +114,8 @@ def _check_axes_spec(spec, what, top=False):
             "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
             f"positional arguments passed to the function, but got {spec}."
         )
+    if spec is None or type(spec) is int:
+        return  # the common spec (0): nothing to walk
     leaves = tree_util.tree_leaves(spec, is_leaf=lambda x: x is None)
     if not all(x is None or type(x) is int for x in leaves):
         raise TypeError(
@@ -138,13 +140,20 @@ def _broadcast_prefix(prefix, tree, what):
     return axes
 
 
-def _flat_in_axes(in_axes, args, kwargs):
+def _flat_in_axes(in_axes, args, kwargs, n_leaves=None):
+    """The axis of each leaf of (args, kwargs) (`n_leaves` of them, if known)."""
+    if in_axes is None or type(in_axes) is int:  # one axis for every positional leaf (eager vmap: each call)
+        n_kwargs = len(tree_util.tree_leaves(kwargs)) if kwargs else 0
+        n_args = len(tree_util.tree_leaves(args)) if n_leaves is None else n_leaves - n_kwargs
+        return [in_axes] * n_args + [0] * n_kwargs
     spec = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
     arg_axes = _broadcast_prefix(spec, tuple(args), "in_axes")
     return arg_axes + [0] * len(tree_util.tree_leaves(kwargs))
 
 
 def _flat_out_axes(out_axes, out_tree, n_out):
+    if out_axes is None or type(out_axes) is int:
+        return [out_axes] * n_out
     placeholder = tree_util.tree_unflatten(out_tree, [0] * n_out)
     return _broadcast_prefix(out_axes, placeholder, "out_axes")
 
@@ -169,7 +178,10 @@ def _example_struct(x, axis):
     aval over a single zero (no copy; only its aval is used for staging)."""
     aval = leaf_aval(x)
     aval = aval.update(shape=aval.shape[:axis] + aval.shape[axis + 1:])
-    return Array.from_numpy(np.broadcast_to(np.zeros((), aval.dtype), aval.shape), aval)
+    # (np.ndarray over one zero with zero strides: what np.broadcast_to makes, without its
+    # Python-level iterator, each eager vmap call)
+    one = np.zeros(1, aval.dtype)
+    return Array.from_numpy(np.ndarray(aval.shape, aval.dtype, buffer=one, strides=(0,) * len(aval.shape)), aval)
 
 
 # --- the batch size and its errors ---------------------------------------------------------------
