@@ -43,13 +43,13 @@ class Array(LeadingAxisSequence):
             return GpuArray.from_buffer(value, aval)
         else:
             v = np.asarray(value)
-        if v.dtype != aval.dtype:
+        dt = v.dtype
+        if dt is not aval.dtype and dt != aval.dtype:  # (NumPy's built-in dtypes are singletons)
             v = v.astype(aval.dtype)
         if v.shape != aval.shape:
             raise AssertionError(f"internal: impl gave shape {v.shape}, abstract eval {aval.shape}")
         obj = cls.__new__(cls)
-        if v.flags.writeable:
-            v.flags.writeable = False
+        v.flags.writeable = False  # (unconditionally: each `flags` read builds an object; every eager op wraps one)
         obj._value = v
         obj.weak_type = aval.weak_type
         obj._aval = aval
