@@ -4,6 +4,7 @@ Each primitive: one `elementwise(...)` definition (shape/dtype rule + NumPy impl
 lax-level function converts Python scalars and binds.
 """
 import enum
+import math
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def _zeros_as_xla(np_extreme, of_zeros, adds_zero=False):
     instead of the general case's five, on a 10000x1024 activation 23 -> ~5 ms."""
     def impl(x, y):
         out = np_extreme(x, y)
-        if not dtypes.is_float(out.dtype):
+        if out.dtype.kind != "f" and not dtypes.is_float(out.dtype):
             return out
         # (the checks as methods and Python numbers: on a small array NumPy's np.size, np.ndim,
         # np.any and 0-d comparisons cost more than the op, and eager softplus is two of these)
@@ -65,9 +66,10 @@ def _zeros_as_xla(np_extreme, of_zeros, adds_zero=False):
             for single in (y, x):
                 if (single.size if type(single) is np.ndarray else np.size(single)) == 1:
                     value = np.asarray(single).reshape(())
-                    if value.item() != 0:  # NaN too (NaN != 0)
+                    number = value.item()  # a Python float for every float dtype, bfloat16 too
+                    if number != 0:  # NaN too (NaN != 0)
                         return out
-                    if adds_zero and not np.signbit(value):
+                    if adds_zero and math.copysign(1.0, number) > 0:  # +0.0 (not signbit)
                         return np.add(out, value, out=out)
                     break
         if not (out == 0).any():
