@@ -731,7 +731,26 @@ def _svd(tr, node, depth):
             depth)
 
 
-KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig,
+PREFETCH_MAX_ROW = 16 << 10  # bytes: a longer row would not stay in the cache until it is read
+
+
+def _prefetch_row(tr, node, depth):
+    """`_rt.prefetch_row(a, i)` (row_passes.prefetch_rows): row `i` of the contiguous
+    2-d array `a` prefetched, a line at a time, when it exists; nothing for a row too short to
+    gain (under 1 KB) or too long to stay in the cache, or a row that is not contiguous."""
+    if len(node.args) != 2:
+        raise Unsupported("prefetch_row arguments")
+    (base, t), (i, it) = (tr.expr(x, depth) for x in node.args)
+    if not isinstance(t, Arr) or not isinstance(it, Scalar) or not is_int(it.dtype) or len(t.shape) != 2:
+        raise Unsupported("prefetch_row operands")
+    row = t.shape[1] * np.dtype(t.dtype).itemsize
+    if t.strides[1] != 1 or not 1024 <= row <= PREFETCH_MAX_ROW:
+        return
+    tr.emit(f"if ((int64_t)({i}) < {t.shape[0]}) for (int64_t os_q = 0; os_q < {row}; os_q += 64) "
+            f"__builtin_prefetch((const char *)({base} + (int64_t)({i}) * {t.strides[0]}) + os_q);", depth)
+
+
+KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_rt.prefetch_row": _prefetch_row, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig,
                      "_kn.cholesky": _cholesky, "_kn.eigh": _eigh, "_kn.refine_sort": _refine_sort,
                      "_kn.svd": _svd, "_kn.conv_in_layout": _conv_in_layout,
                      **{f"_kn.{name}": _window_kernel for name in c_windows.FUNCTIONS}}

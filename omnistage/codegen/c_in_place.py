@@ -23,6 +23,7 @@ name itself, passed once, and the buffer is the loop's own slot (never the calle
 """
 import ast
 
+from . import row_passes
 from .c_calls import index_elts, is_call_to
 
 
@@ -120,7 +121,7 @@ def _elementwise(nest, result, param, views, ndim):
                 if not visit(s.body, chain + (s.target.id,), path + ((id(stmts), pos),)):
                     return False
                 continue
-            if not _names(s) & (views | {result}):
+            if not _names(s) & (views | {result}) or _is_hint(s):
                 continue
             if not isinstance(s, (ast.Assign, ast.Expr)):
                 return False  # a branch, a loop or an augmented store that touches them
@@ -173,6 +174,11 @@ def _simple_statement(s, chain, path, result, param, views, ndim, stores, reads)
                 return False
             reads.append(path)
     return True
+
+
+def _is_hint(stmt):
+    """`_rt.prefetch_row(a, i)` (row_passes): reads no value, writes nothing."""
+    return isinstance(stmt, ast.Expr) and is_call_to(stmt.value, row_passes.HINT)
 
 
 def _binds(stmts, name):

@@ -1230,7 +1230,19 @@ def _simd_reductions(body):
     iteration (no value flows from one iteration to the next but the accumulators')."""
     steps, written, assigned = {}, set(), _assigned_in(body)
     for stmt in body:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            return None
+        if isinstance(stmt.targets[0], ast.Subscript):
+            # an element stored (the row a merged reduction reads, row_passes): the
+            # iterations still run in order, so only what the store reads is checked
+            target = stmt.targets[0]
+            if not isinstance(target.value, ast.Name) or target.value.id in steps:
+                return None
+            reads = names_in([stmt.value, target.slice])
+            if reads & set(steps) or _calls_helpers(stmt.value) or (reads - written - set(steps)) & assigned:
+                return None
+            continue
+        if not isinstance(stmt.targets[0], ast.Name):
             return None
         name, value = stmt.targets[0].id, stmt.value
         if (isinstance(value, ast.Call) and dotted(value.func) in _REDUCTION_STEPS and len(value.args) == 2

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import ast_threads
 from ..staging import literals
-from . import fusable_forms, index_maps, narrow_floats, numba_flags, parallel, provenance, scalar_rules
+from . import fusable_forms, index_maps, narrow_floats, numba_flags, parallel, provenance, row_passes, scalar_rules
 from ..staging.program import eqn
 from . import blas_threads, contraction_layout, profile
 from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
@@ -910,8 +910,8 @@ class _RowGroup:
         for _, alloc, _, _ in members:
             em.lines.extend(alloc)
         em.lines.append(f"{pad}for _i0 in range({self.extent}):")
-        for _, _, body, _ in members:
-            em.lines.extend("    " + line for line in body)
+        body = row_passes.fuse_reductions(["    " + line for _, _, body, _ in members for line in body])
+        em.lines.extend(row_passes.prefetch_rows(body))
         self.members, self.extent = [], None
 
     def _row_buffer(self, member):
@@ -922,6 +922,8 @@ class _RowGroup:
         aval = self.em.program.avals[name]
         if aval.ndim < 1 or name in self.em.plan.outputs or not self._used_only_here(name):
             return member
+        if len(alloc) != 1:
+            return member  # written through a view (a reshape of its fused operand): the view is its row
         text = "\n".join(b for _, _, b, _ in self.members for b in b)
         if aval.ndim == 1:
             return self._scalar_element(member, text)

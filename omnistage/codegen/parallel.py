@@ -72,6 +72,7 @@ import threading
 import time
 
 from ..core import ast_threads
+from . import row_passes
 
 PARALLEL_MIN_WORK = 1 << 18  # statements a loop nest must run to be split over threads (~50-100 us serial)
 
@@ -540,6 +541,8 @@ def _independent(var, body, private, after_text):
     for at, line in enumerate(body):
         text = line.strip()
         if not text or text.startswith("#") or _loop_count(line) is not None or _CONTROL.match(line):
+            continue
+        if row_passes.is_hint(text):
             continue
         if _WRITES_ARGUMENTS.search(text):
             return False

@@ -41,6 +41,13 @@ def pure_callback(*values, **params):
 
 
 @_jit
+def prefetch_row(a, i):
+    """A hint that row `i` of `a` is read soon (row_passes.prefetch_rows): the native
+    tier prefetches it into the cache (c_calls); here, nothing (LLVM's loops are left alone)."""
+    return None
+
+
+@_jit
 def idiv(a, b):
     """Signed integer division as XLA does it (lax.div): rounds toward zero; x / 0 is -1 and
     INT_MIN / -1 wraps to INT_MIN (the caller casts the result back to the operands' width).

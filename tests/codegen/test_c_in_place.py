@@ -47,6 +47,9 @@ def test_an_optimizers_update_is_built_over_its_carries():
     assert not c_in_place.may_build_over(fn, "v2", "v", 1)  # v[_i0, _i1] is not one element of a 1-d v
     threaded = _fn(UPDATE.replace("for _i0 in range(4)", "for _i0 in numba.prange(4)"))
     assert c_in_place.may_build_over(threaded, "x2", "x", 2)
+    hinted = _fn(UPDATE.replace("            for _i1 in range(3):\n                x2",
+                                "            _rt.prefetch_row(x, _i0 + 1)\n            for _i1 in range(3):\n                x2"))
+    assert "prefetch_row" in ast.unparse(hinted) and c_in_place.may_build_over(hinted, "x2", "x", 2)  # a hint reads nothing
 
 
 @pytest.mark.parametrize("edit", [
