@@ -105,3 +105,27 @@ def test_merged_and_prefetched_row_groups_give_the_same_bits(monkeypatch):
     monkeypatch.setattr(row_passes, "prefetch_rows", lambda lines, outer="_i0": list(lines))
     monkeypatch.setattr(aot, "_sources_digest", lambda: "without the row passes")  # other libraries
     assert [run(f) for f in (softmax, layer_norm)] == merged
+
+
+def test_a_row_group_member_written_through_a_reshape_keeps_its_array(monkeypatch):
+    # the mean is a reshape of its fused sum: its row is the view the loop writes, which the
+    # row-buffer rewrite once dropped (Numba's typing failed and the interpreter ran instead)
+    import warnings
+    from omnistage.codegen.executable import InterpretedProgram, NumbaProgram
+
+    monkeypatch.setenv("OMNISTAGE_C_TIER", "0")
+    x = np.random.default_rng(2).standard_normal((40, 512)).astype(np.float32)
+
+    def f(x):
+        e = xnp.exp(x - x.max(1, keepdims=True))
+        mean = x.mean(1, keepdims=True)
+        var = ((x - mean) ** 2).mean(1, keepdims=True)
+        return e / e.sum(1, keepdims=True), (x - mean) / xnp.sqrt(var + 1e-5), xnp.log(e.sum(1))
+
+    program = fw.jit(f).lower(x).program
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        native = NumbaProgram(program)
+    assert native._fallback is None
+    for g, w in zip(native(x), InterpretedProgram(program)(x)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=1e-6)
