@@ -827,14 +827,15 @@ class FunctionTranslator:
         _, results = self.m.function(dotted(call.func), arg_types)
         returned = {k: name for name, k in _destinations(fn).items()}
         bound = _bound_by_one_helper_call(body, carried, self.m.functions)
-        found = []
+        facts, found = None, []
         for k, t in enumerate(targets):
             n, t_carry = t.id, self.types.get(self.c(t.id))
             if n not in bound or args.count(n) != 1 or k not in returned or k >= len(results):
                 continue
             if not (isinstance(t_carry, Arr) and t_carry.contiguous and same_type(results[k], t_carry)):
                 continue
-            if c_in_place.may_build_over(fn, returned[k], fn.args.args[args.index(n)].arg, len(t_carry.shape)):
+            facts = facts or c_in_place.BodyFacts(fn)
+            if c_in_place.may_build_over(facts, returned[k], facts.params[args.index(n)], len(t_carry.shape)):
                 found.append(n)
         return found
 

@@ -39,17 +39,17 @@ UPDATE = """
 
 def test_an_optimizers_update_is_built_over_its_carries():
     fn = _fn(UPDATE)
-    assert c_in_place.may_build_over(fn, "v2", "v", 2)
-    assert c_in_place.may_build_over(fn, "x2", "x", 2)
-    assert c_in_place.may_build_over(fn, "x2", "v", 2)  # a row of v is read before that row of x2 is written
-    assert not c_in_place.may_build_over(fn, "v2", "x", 2)  # a row of x is read after that row of v2 is written
-    assert c_in_place.may_build_over(fn, "v2", "g", 2)  # each element of g read once, just before
-    assert not c_in_place.may_build_over(fn, "v2", "v", 1)  # v[_i0, _i1] is not one element of a 1-d v
+    assert c_in_place.may_build_over(c_in_place.BodyFacts(fn), "v2", "v", 2)
+    assert c_in_place.may_build_over(c_in_place.BodyFacts(fn), "x2", "x", 2)
+    assert c_in_place.may_build_over(c_in_place.BodyFacts(fn), "x2", "v", 2)  # a row of v is read before that row of x2 is written
+    assert not c_in_place.may_build_over(c_in_place.BodyFacts(fn), "v2", "x", 2)  # a row of x is read after that row of v2 is written
+    assert c_in_place.may_build_over(c_in_place.BodyFacts(fn), "v2", "g", 2)  # each element of g read once, just before
+    assert not c_in_place.may_build_over(c_in_place.BodyFacts(fn), "v2", "v", 1)  # v[_i0, _i1] is not one element of a 1-d v
     threaded = _fn(UPDATE.replace("for _i0 in range(4)", "for _i0 in numba.prange(4)"))
-    assert c_in_place.may_build_over(threaded, "x2", "x", 2)
+    assert c_in_place.may_build_over(c_in_place.BodyFacts(threaded), "x2", "x", 2)
     hinted = _fn(UPDATE.replace("            for _i1 in range(3):\n                x2",
                                 "            _rt.prefetch_row(x, _i0 + 1)\n            for _i1 in range(3):\n                x2"))
-    assert "prefetch_row" in ast.unparse(hinted) and c_in_place.may_build_over(hinted, "x2", "x", 2)  # a hint reads nothing
+    assert "prefetch_row" in ast.unparse(hinted) and c_in_place.may_build_over(c_in_place.BodyFacts(hinted), "x2", "x", 2)  # a hint reads nothing
 
 
 @pytest.mark.parametrize("edit", [
@@ -87,9 +87,9 @@ def test_bodies_that_could_read_an_overwritten_element_are_refused(edit):
     source = source.replace(old, new, 1)
     if len(edit) > 2:  # a view bound first
         source = source.replace("    def body(x, v, g):\n", edit[2], 1)
-    assert not c_in_place.may_build_over(_fn(source), "x2", "x", 2)
+    assert not c_in_place.may_build_over(c_in_place.BodyFacts(_fn(source)), "x2", "x", 2)
     if len(edit) > 2:
-        assert c_in_place.may_build_over(_fn(UPDATE.replace("    def body(x, v, g):\n", edit[2], 1)), "x2", "x", 2)
+        assert c_in_place.may_build_over(c_in_place.BodyFacts(_fn(UPDATE.replace("    def body(x, v, g):\n", edit[2], 1))), "x2", "x", 2)
 
 
 # --- whole programs through the native tier --------------------------------------------------
