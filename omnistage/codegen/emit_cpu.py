@@ -16,6 +16,7 @@ from ..staging.program import eqn
 from . import blas_threads, contraction_layout, profile
 from .control_flow_emit import CONTROL_FLOW, ControlFlowEmitter
 from .plan import ELEMENTWISE, INDEX, OPAQUE, REDUCE, SOURCE, Plan
+from .loop_thresholds import FEW_COLUMNS, KEPT_OUTER_MAX, SMALL_PRODUCT_WORK, SUM_BLOCK, VECTOR_MIN
 
 # FMA contraction only: keeps NaN/inf semantics (no nnan/ninf)
 FLOAT_OPTIONS = numba_flags.decorator_text(numba_flags.CONTRACTED)
@@ -121,15 +122,9 @@ def _combine(prim, dt, acc, v):
 
 
 _WIDE_SUM = {"float32": "float64", "complex64": "complex128"}  # the interpreter's accumulators
-FEW_COLUMNS = 16  # leading-axes reductions with this few outputs: a register accumulator each
-KEPT_OUTER_MAX = 64  # non-trailing reductions of the last axis with this few outputs: kept-outer
 
 # float reduction steps the loop vectorizer reduces in SIMD registers (see support.radd)
 VECTOR_STEP = {"reduce_sum": "radd", "reduce_prod": "rmul", "reduce_max": "kmax", "reduce_min": "kmin"}
-VECTOR_MIN = 32  # shorter innermost reductions stay plain scalar loops (exact left-to-right)
-# longer float sums are summed in blocks of this many innermost elements, added up in double
-# or compensated (see _blocked_sum)
-SUM_BLOCK = 1024
 
 
 def _float_key(value, dtype):
@@ -1146,12 +1141,6 @@ def _emit_dot_general(em, e):
     em.line(f"{out} = _rt.reshape({o3}, {aval.shape!r})")
 
 
-# A product of at most this many multiply-adds is a loop nest over the operands in place:
-# a BLAS call costs its allocation, the call through a pointer and the library's dispatch,
-# ~0.6 us for a 2x2 product in a loop body (JAX's control example makes ~14 per iLQR step),
-# where the nest takes ~0.01 us. At this size the nest (scalar, in k order) still beats the
-# call; it sums in another order than BLAS, so its bits may differ from an eager product's.
-SMALL_PRODUCT_WORK = 512
 
 
 def _small_product(em, e, lhs_axes, rhs_axes, dt, comment):

@@ -62,6 +62,7 @@ from ..core import primitive as core_primitive
 from ..staging import literals
 from ..staging.interpret import check_sizes
 from ..staging.program import eqn, is_eqn
+from .loop_thresholds import FEW_COLUMNS, KEPT_OUTER_MAX, SMALL_PRODUCT_WORK, SUM_BLOCK, VECTOR_MIN
 from . import aot, c_background, contraction_layout, index_maps, narrow_floats, op_kernels, parallel, scalar_rules
 
 # (primitive -> NumPy function): operations that round once, by IEEE 754, in NumPy as in C
@@ -127,7 +128,6 @@ class Product:
         self.shape, self.dtype = tuple(out_aval.shape), np.dtype(out_aval.dtype)
         # each operand as (B, rows, cols) in contraction order: the axes permutation making it so
         self._perms = (tuple(lb) + tuple(lfree) + tuple(lc), tuple(rb) + tuple(rc) + tuple(rfree))
-        from .emit_cpu import SMALL_PRODUCT_WORK
 
         work = B * M * N * K
         self.kind = "zeros" if K == 0 else "empty" if work == 0 else "loops" if work <= SMALL_PRODUCT_WORK else "blas"
@@ -193,7 +193,6 @@ class Sum:
         return np.zeros((), self.dtype) + lanes[..., 0]
 
     def __call__(self, x):
-        from .emit_cpu import SUM_BLOCK
 
         x = np.transpose(np.asarray(x, self.dtype), self._perm).reshape(self._outputs, self._runs, self._length)
         L, n = self._lanes, self._length
@@ -270,7 +269,6 @@ _COMPENSATED_BLOCKS = 256  # a longer float64 sum's compensated loop would take 
 def _reduction(program, e, in_dtypes, out_dtype, missing):
     """The Sum, ColumnSum or Extremum for reduction `e`, or None when the tier leaves it to the fused build."""
     from .c_translate import LANES
-    from .emit_cpu import FEW_COLUMNS, KEPT_OUTER_MAX, SUM_BLOCK, VECTOR_MIN
 
     x, aval = program.atom_aval(e.ins[0]), program.avals[e.outs[0]]
     axes = tuple(e.params["axes"])
