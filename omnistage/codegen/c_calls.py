@@ -750,9 +750,9 @@ def _prefetch_row(tr, node, depth):
             f"__builtin_prefetch((const char *)({base} + (int64_t)({i}) * {t.strides[0]}) + os_q);", depth)
 
 
-KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_rt.prefetch_row": _prefetch_row, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig,
+KERNEL_STATEMENTS = {"_kn.matmul": _matmul, "_kn.strided_copy": _strided_copy, "_kn.eig": _eig,
                      "_kn.cholesky": _cholesky, "_kn.eigh": _eigh, "_kn.refine_sort": _refine_sort,
-                     "_kn.svd": _svd, "_kn.conv_in_layout": _conv_in_layout,
+                     "_rt.prefetch_row": _prefetch_row, "_kn.svd": _svd, "_kn.conv_in_layout": _conv_in_layout,
                      **{f"_kn.{name}": _window_kernel for name in c_windows.FUNCTIONS}}
 # kernels called for their results (`x = _kn.f(...)`, `a, b = _kn.f(...)`): [(C array, type)]
 KERNEL_RESULTS = {"_kn.lu": _lu, "_kn.forward_substitution": _forward_substitution,

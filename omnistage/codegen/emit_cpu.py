@@ -1141,8 +1141,6 @@ def _emit_dot_general(em, e):
     em.line(f"{out} = _rt.reshape({o3}, {aval.shape!r})")
 
 
-
-
 def _small_product(em, e, lhs_axes, rhs_axes, dt, comment):
     """`dot_general` as loops: one over each output axis (batch, lhs free, rhs free, as
     dot_general orders them), an accumulator, one over each contracted axis."""

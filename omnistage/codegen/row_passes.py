@@ -99,7 +99,8 @@ def _merge_at(lines, i):
     if set(reads) & assigned:
         return None  # a scalar of the first loop: its last value, not this iteration's
     for name in set(reads) & written_arrays:
-        if len(re.findall(rf"\b{re.escape(name)}\b", operand)) != len(re.findall(rf"\b{re.escape(name)}\[{re.escape(var)}\]", operand)):
+        uses = re.findall(rf"\b{re.escape(name)}\b", operand)
+        if len(uses) != len(re.findall(rf"\b{re.escape(name)}\[{re.escape(var)}\]", operand)):
             return None  # an element of the written row other than this iteration's
     return [init, lines[i], *body, step], j + 3
 
