@@ -63,7 +63,9 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_
     nb = math.prod(batch)
     a = a.reshape(nb, size(lhs, lfree), size(lhs, lc))
     b = b.reshape(nb, size(rhs, rc), size(rhs, rfree))
-    out = np.matmul(a, b).reshape(batch + [lhs.shape[i] for i in lfree] + [rhs.shape[i] for i in rfree])
+    # without contraction each element is one product: multiplied, not summed from +0 (which
+    # makes -0.0 of x * 1.0 +0.0; XLA multiplies, and so do jitted programs: cleanup)
+    out = (np.matmul(a, b) if lc else a * b).reshape(batch + [lhs.shape[i] for i in lfree] + [rhs.shape[i] for i in rfree])
     if dt.kind == "b":
         return out != 0
     return np.asarray(out, dtype=dt)

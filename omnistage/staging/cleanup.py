@@ -11,6 +11,7 @@ import copy
 import numpy as np
 
 from ..core import primitive as core_primitive
+from ..core.aval import ShapedArray
 from . import literals
 from .convert import all_names
 from .naming import Namer
@@ -27,7 +28,8 @@ def cleanup(program, exact=False):
     # one copy of the tree, edited by every pass in turn (each copied it: 5 copies of a big
     # program, a sixth of its clean-up)
     program = Program(copy_tree(program.fn), program.avals, program.consts, program.debug_name)
-    program = simplify(fold_constants(inline_transformation_ops(program, in_place=True), exact, in_place=True), in_place=True)
+    program = fold_constants(inline_transformation_ops(program, in_place=True), exact, in_place=True)
+    program = simplify(uncontracted_products(program, in_place=True), in_place=True)
     if not exact:
         program = reciprocal_divisors(program, in_place=True)
     return dce(cse(program, in_place=True), in_place=True)
@@ -308,6 +310,92 @@ def reciprocal_divisors(program, in_place=False):
 
     rewrite_body(fn.body)
     return Program(fn, avals, program.consts, program.debug_name)
+
+
+def uncontracted_products(program, in_place=False):
+    """`dot_general` with no contracting dimensions (each output element one product, what the
+    transpose of a product with a unit cotangent stages: `dot_general(1.0, x)`) becomes the
+    `mul` of its operands broadcast to the output, as XLA's simplifier rewrites it. As a
+    product it went through BLAS or a loop nest whose sum starts from +0, which turned -0.0
+    into +0.0 (x * 1.0 is -0.0; control's iLQR step made 12 such calls). The eager rule
+    multiplies too (lax.contractions), so the values are the op-by-op path's. Left alone: a
+    conversion in the product (preferred_element_type, mixed dtypes, booleans) and operand
+    axes that would need a transpose to line up with the output's."""
+    fn = _tree(program, in_place)
+    avals = dict(program.avals)
+    namer = []
+
+    def fresh(base):
+        if not namer:
+            namer.append(Namer(all_names(fn)))
+        return namer[0].fresh(base)
+
+    def aval_of(atom):
+        if literals.is_literal(atom):
+            return literals.literal_aval(atom)
+        name = getattr(atom, "id", None)
+        if name in avals:
+            return avals[name]
+        const = program.consts.get(name)
+        return None if const is None else ShapedArray(np.shape(const), np.asarray(const).dtype)
+
+    def rewrite_body(body):
+        out = []
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef):
+                rewrite_body(stmt.body)
+            elif is_eqn(stmt):
+                new = _as_products(eqn(stmt), avals, aval_of, fresh, getattr(stmt, "loc", None))
+                if new is not None:
+                    out.extend(new)
+                    continue
+            out.append(stmt)
+        body[:] = out
+
+    if any(is_eqn(n) and n.value.func.id == "dot_general" for n in walk(fn)):
+        rewrite_body(fn.body)
+    return Program(fn, avals, program.consts, program.debug_name)
+
+
+def _as_products(e, avals, aval_of, fresh, loc):
+    """The statements of `e`, a dot_general without contraction, as a broadcast `mul`, or None."""
+    if e.prim != "dot_general" or len(e.ins) != 2 or len(e.outs) != 1:
+        return None
+    (lc, rc), (lb, rb) = e.params["dimension_numbers"]
+    out = avals.get(e.outs[0])
+    operands = [aval_of(x) for x in e.ins]
+    if lc or rc or e.params.get("preferred_element_type") is not None or out is None or None in operands:
+        return None
+    if any(a.dtype != out.dtype for a in operands) or out.dtype.kind == "b":
+        return None
+    (la, ra) = operands
+    lfree = [i for i in range(la.ndim) if i not in lb]
+    rfree = [i for i in range(ra.ndim) if i not in rb]
+    nb = len(lb)
+    # output axes: batch, lhs free, rhs free; each operand axis's position there
+    ldims = [0] * la.ndim
+    for k, i in enumerate(lb):
+        ldims[i] = k
+    for k, i in enumerate(lfree):
+        ldims[i] = nb + k
+    rdims = [0] * ra.ndim
+    for k, i in enumerate(rb):
+        rdims[i] = k
+    for k, i in enumerate(rfree):
+        rdims[i] = nb + len(lfree) + k
+    if any(b <= a for dims in (ldims, rdims) for a, b in zip(dims, dims[1:])):
+        return None  # (broadcast_in_dim keeps an operand's axes in order)
+    stmts, spread = [], []
+    for x, a, dims in ((e.ins[0], la, ldims), (e.ins[1], ra, rdims)):
+        if a.shape == out.shape:
+            spread.append(x)
+            continue
+        name = fresh(f"{e.outs[0]}_b")
+        avals[name] = out
+        stmts.append(make_stmt([name], "broadcast_in_dim", [x], {"shape": tuple(out.shape), "broadcast_dimensions": tuple(dims)}, loc))
+        spread.append(name_atom(name))
+    stmts.append(make_stmt(e.outs, "mul", spread, {}, loc))
+    return stmts
 
 
 def cse(program, in_place=False):

@@ -194,3 +194,31 @@ def test_a_literal_predicate_picks_its_case_and_folded_values_reach_loop_bodies(
     assert "select_n" not in _prims(cleaned)
     np.testing.assert_array_equal(interpret(cleaned, x)[0], x * 8)
     np.testing.assert_array_equal(omnistage.jit(f)(x), x * 8)
+
+
+def test_products_without_contraction_are_multiplies_that_keep_negative_zero():
+    # dot_general(1.0, x) is what the transpose of a product with a unit cotangent stages;
+    # summed from +0 (BLAS, a loop nest, np.matmul) it made -0.0 * 1.0 +0.0, as XLA does not
+    from omnistage.staging.cleanup import cleanup
+
+    x = np.array([-0.0, 1.0, -2.0, 0.0, np.inf, np.nan], np.float32)
+    y = np.array([[-1.0, 0.5], [2.0, -0.0]], np.float32)
+    cases = [
+        (lambda x: lax.dot_general(np.float32(1.0), x, (((), ()), ((), ()))), (x,)),
+        (lambda x, y: lax.dot_general(x, y, (((), ()), ((), ()))), (x, y)),  # an outer product
+        (lambda y: lax.dot_general(y, y, (((), ()), ((0,), (0,)))), (y,)),  # batched
+    ]
+    for f, args in cases:
+        program = omnistage.jit(f).lower(*args).program
+        cleaned = cleanup(program).check()
+        assert "dot_general" not in _prims(cleaned) and "mul" in _prims(cleaned)
+        want = np.asarray(f(*args))  # the eager rule: products, no sum
+        for got in (interpret(cleaned, *args)[0], omnistage.jit(f)(*args)):
+            got = np.asarray(got)
+            assert got.shape == want.shape and got.tobytes() == want.tobytes()
+    eager = np.asarray(lax.dot_general(np.float32(1.0), x, (((), ()), ((), ()))))
+    assert np.signbit(eager[0]) and np.isnan(eager[5]) and eager[4] == np.inf
+    outer = np.asarray(lax.dot_general(x, y, (((), ()), ((), ()))))
+    np.testing.assert_array_equal(np.signbit(outer), np.signbit(np.multiply.outer(x, y)))
+    # a contraction stays a product
+    assert "dot_general" in _prims(cleanup(omnistage.jit(lambda y: y @ y).lower(y).program))
