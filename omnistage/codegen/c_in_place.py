@@ -106,21 +106,17 @@ def _allocation_of(stmt, name):
             and stmt.targets[0].id == name and is_call_to(stmt.value, "np.empty", "_rt.empty"))
 
 
-def _element_reads(node, names, ndim):
-    """The Name nodes of `names` under `node` that are read one element at a time
-    (`p[i, j]` with `ndim` indices, none a slice): a scalar, never a view."""
-    found = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in names:
-            index = index_elts(n.slice)
-            if len(index) == ndim and not any(isinstance(i, ast.Slice) for i in index):
-                found.add(id(n.value))
-    return found
+def _element_reads(node, param, ndim):
+    """The Name nodes of `param` under `node` read one element at a time (`p[i, j]` with
+    `ndim` indices, none a slice): a scalar, never a view."""
+    return {id(n.value) for n in ast.walk(node)
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == param
+            and len(index := index_elts(n.slice)) == ndim and not any(isinstance(i, ast.Slice) for i in index)}
 
 
 def _only_elements(value, param, ndim):
     """Whether every use of `param` in expression `value` reads one element."""
-    elements = _element_reads(value, {param}, ndim)
+    elements = _element_reads(value, param, ndim)
     return all(id(m) in elements for m in ast.walk(value) if isinstance(m, ast.Name) and m.id == param)
 
 
@@ -168,10 +164,12 @@ def _elementwise(nest, result, param, views, ndim):
 
 
 def _simple_statement(s, chain, path, result, param, views, ndim, stores, reads):
+    """Whether statement `s` (an assignment or expression under the loops `chain`) touches
+    `result` only by storing one element at the full loop index and `param` (of all its views)
+    only by reading one element at that index; the paths of those go to `stores` / `reads`."""
     index_names = chain if len(chain) == ndim else None
-    targets = s.targets if isinstance(s, ast.Assign) else []
     store_bases = set()
-    for t in targets:
+    for t in s.targets if isinstance(s, ast.Assign) else []:
         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == result:
             if index_names is None or _index_of(t) != index_names:
                 return False
@@ -179,19 +177,17 @@ def _simple_statement(s, chain, path, result, param, views, ndim, stores, reads)
             store_bases.add(id(t.value))
         elif _names(t) & (views | {result}):
             return False  # binds a view, or stores into the result another way
-    elements = _element_reads(s, {param}, ndim)
+    subscripted = {id(n.value): n for n in ast.walk(s) if isinstance(n, ast.Subscript)}
+    elements = _element_reads(s, param, ndim)
     for n in ast.walk(s):
         if not isinstance(n, ast.Name) or id(n) in store_bases:
             continue
-        if n.id == result:
-            if not _is_subscript_base(s, n):
-                return False  # the whole result passed somewhere (a kernel could write it)
-        elif n.id in views:
+        if n.id == result and id(n) not in subscripted:
+            return False  # the whole result passed somewhere (a kernel could write it)
+        if n.id in views and n.id != result:
             if n.id != param or id(n) not in elements:
                 return False
-    for n in ast.walk(s):
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == param:
-            if index_names is None or _index_of(n) != index_names:
+            if index_names is None or _index_of(subscripted[id(n)]) != index_names:
                 return False
             reads.append(path)
     return True
@@ -212,7 +208,3 @@ def _index_of(subscript):
     if not all(isinstance(i, ast.Name) for i in index):
         return None
     return tuple(i.id for i in index)
-
-
-def _is_subscript_base(stmt, name_node):
-    return any(isinstance(n, ast.Subscript) and n.value is name_node for n in ast.walk(stmt))

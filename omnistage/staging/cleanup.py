@@ -268,6 +268,20 @@ class _Substitute(ast.NodeTransformer):
         return node
 
 
+def _fresh_names(fn):
+    """`fresh(base)`: a name no statement of `fn` uses, for a pass's new statements. The
+    Namer is made at the first call: most programs get no rewrite, and all_names walks every
+    node (before any rewrite, so it sees the program's own names)."""
+    namer = []
+
+    def fresh(base):
+        if not namer:
+            namer.append(Namer(all_names(fn)))
+        return namer[0].fresh(base)
+
+    return fresh
+
+
 def reciprocal_divisors(program, in_place=False):
     """`div(a, broadcast_in_dim(b))` on real floats becomes `mul(a, broadcast_in_dim(div(1, b)))`:
     one division per element of `b` instead of one per element of `a` (a row softmax divides
@@ -275,12 +289,7 @@ def reciprocal_divisors(program, in_place=False):
     differ from a true division by at most one rounding, as JAX's do."""
     fn = _tree(program, in_place)
     avals = dict(program.avals)
-    namer = []  # made at the first rewrite (most programs have none: all_names walks every node)
-
-    def fresh(base):
-        if not namer:
-            namer.append(Namer(all_names(fn)))  # (nothing is rewritten yet: the program's own names)
-        return namer[0].fresh(base)
+    fresh = _fresh_names(fn)
 
     def rewrite_body(body):
         broadcasts, out = {}, []
@@ -323,12 +332,7 @@ def uncontracted_products(program, in_place=False):
     axes that would need a transpose to line up with the output's."""
     fn = _tree(program, in_place)
     avals = dict(program.avals)
-    namer = []
-
-    def fresh(base):
-        if not namer:
-            namer.append(Namer(all_names(fn)))
-        return namer[0].fresh(base)
+    fresh = _fresh_names(fn)
 
     def aval_of(atom):
         if literals.is_literal(atom):
