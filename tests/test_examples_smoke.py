@@ -48,6 +48,7 @@ PROGRAMS = {
         "ilqr (non-linear, T=10, 7 iterations)",
         "mpc_predict (non-linear, T=10, iLQR 7 iterations per step)",
         "mpc_predict (2-D LQR as a general cost, T=10, iLQR 3 iterations per step)"],
+    "spmd_mnist_classifier_fromscratch": ["spmd_update (batch 128, 1 device)", "accuracy (256 images)"],
 }
 
 

@@ -34,7 +34,7 @@ import tempfile
 import time
 
 EXAMPLES = (
-    "mnist_classifier", "mnist_classifier_fromscratch", "mnist_vae",
+    "mnist_classifier", "mnist_classifier_fromscratch", "spmd_mnist_classifier_fromscratch", "mnist_vae",
     "differentially_private_sgd", "kernel_lsq", "advi", "gaussian_process_regression", "control",
 )
 BACKENDS = ("jax", "omnistage")
