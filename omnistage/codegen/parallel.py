@@ -377,6 +377,10 @@ def parallelize(lines):
             continue
         j = _body_end(lines, i)
         var, extent, body = m.group(1), int(m.group(2)), lines[i + 1:j]
+        peeled = _peeled(var, body) if extent == 1 else None
+        if peeled is not None:  # its body's loops are the top-level ones now
+            lines = lines[:i] + peeled + lines[j:]
+            continue
         rewritten = _parallel_loop(out, var, extent, body, lines[j:])
         if rewritten is None:
             out.extend(lines[i:j])
@@ -384,6 +388,16 @@ def parallelize(lines):
             out, changed = rewritten, True
         i = j
     return out, changed
+
+
+def _peeled(var, body):
+    """The body of a loop of one iteration, one level out, its index the literal 0; None when
+    the body assigns the index. A mapped axis of size 1 (pmap on one device) is the outermost
+    loop of every nest over a mapped value: peeled, the nest's next loop is the one split over
+    threads (the SPMD MNIST step's weight updates ran on one core)."""
+    if any(re.search(rf"\b{var}\b\s*(=[^=]|[-+*/]=)|\bfor\b.*\b{var}\b.*\bin\b", line) for line in body):
+        return None
+    return [re.sub(rf"\b{var}\b", "0", line[4:] if line.startswith("        ") else line.lstrip()) for line in body]
 
 
 def static_work(lines):
@@ -564,8 +578,10 @@ def _independent(var, body, private, after_text):
                 assigned.add(name)
     body_text = "\n".join(body)
     for name in written - private:
-        uses = re.findall(rf"\b{name}\[([^],]*)", body_text)
-        if any(u.strip() != var for u in uses):
+        # every subscript's first index is `var`, after the same run of literal zeros (a peeled
+        # unit loop's index): distinct iterations touch distinct elements
+        uses = re.findall(rf"\b{name}\[((?:0, )*)([^],]*)", body_text)
+        if any(u.strip() != var or zeros != uses[0][0] for zeros, u in uses):
             return False
     return not any(re.search(rf"\b{n}\b", after_text) for n in assigned)
 

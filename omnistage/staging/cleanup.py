@@ -145,10 +145,55 @@ _IDENTITIES = {"mul": {0: 1, 1: 1}, "add": {0: 0, 1: 0}, "sub": {1: 0}, "div": {
 
 def simplify(program, in_place=False):
     """Drop statements a pass introduced that compute nothing: `mul(1, x)`, `add(x, 0)`,
-    `sub(x, 0)`, `div(x, 1)` where the result has x's shape and dtype (uses read x)."""
+    `sub(x, 0)`, `div(x, 1)` where the result has x's shape and dtype (uses read x); and
+    write as a reshape what only adds, drops or moves axes of size 1 (`_unit_axes`)."""
     fn = _tree(program, in_place)
-    fn.body = _rewrite_body(fn.body, lambda stmt, defs: _drop_identity(stmt, program.avals))
+    avals = program.avals
+    fn.body = _rewrite_body(fn.body, lambda stmt, defs: _drop_identity(stmt, avals) or _unit_axes(stmt, avals))
     return Program(fn, program.avals, program.consts, program.debug_name)
+
+
+# A reduction over axes of size 1 returns its operand's elements: the same values for each
+# of these (one term of a sum, the max of one element, ...).
+_ONE_TERM_REDUCTIONS = frozenset({
+    "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor",
+})
+
+
+def _unit_axes(stmt, avals):
+    """A reduction over axes of size 1, a transpose that moves only axes of size 1, or a
+    broadcast that only adds axes of size 1, as the reshape it is. A mapped axis of size 1
+    (pmap on one device, vmap of one example) stages them around every value: the sum of a
+    psum over one device, the transpose of a (1, m, n) gradient, the broadcast of an update
+    to (1, m, n). As reshapes they are views the loop fuser reads through; as themselves
+    each was a copy, and a broadcast stopped its producer from fusing into its consumer
+    (the SPMD MNIST step's weight updates: three loops over each matrix instead of one)."""
+    e = eqn(stmt)
+    if len(e.ins) != 1 or len(e.outs) != 1 or not isinstance(e.ins[0], ast.Name):
+        return None
+    x, out = avals.get(e.ins[0].id), avals.get(e.outs[0])
+    if x is None or out is None or x.dtype != out.dtype or x.size != out.size:
+        return None
+    # only leading axes are reduced or added: the mapped axis. A unit axis inside a row
+    # (`y.sum(1)` of a (6, 1) matrix) is better left to the row group, whose reductions
+    # become scalar locals where a reshape would be a copy.
+    if e.prim in _ONE_TERM_REDUCTIONS:
+        axes = tuple(e.params.get("axes", ()))
+        unit = axes == tuple(range(len(axes))) and all(x.shape[k] == 1 for k in axes)
+    elif e.prim == "transpose":
+        perm = e.params.get("permutation", ())
+        moved = [p for p in perm if x.shape[p] != 1]
+        unit = moved == sorted(moved)
+    elif e.prim == "broadcast_in_dim":
+        dims, added = tuple(e.params.get("broadcast_dimensions", ())), out.ndim - x.ndim
+        unit = dims == tuple(range(added, out.ndim)) and out.shape[added:] == x.shape
+    else:
+        return None
+    if not unit:
+        return None
+    if x.shape == out.shape:
+        return [], {e.outs[0]: e.ins[0]}
+    return [make_stmt([e.outs[0]], "reshape", [e.ins[0]], {"new_sizes": tuple(out.shape)}, getattr(stmt, "loc", None))], {}
 
 
 def _rewrite_body(body, rewrite):

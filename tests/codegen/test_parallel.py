@@ -146,6 +146,45 @@ def test_a_leading_axis_sum_gives_the_serial_bits(monkeypatch):
     assert "for _i1 in numba.prange(64):" in src
 
 
+def test_a_loop_of_one_iteration_is_peeled_and_the_next_loop_is_split():
+    """A mapped axis of size 1 (pmap on one device): the nest over (1, rows, cols) runs its
+    rows on threads, the unit index written as the literal 0."""
+    lines = body("y = _rt.empty((1, 512, %d), np.float32)" % (BIG // 256),
+                 "for _i0 in range(1):",
+                 "    for _i1 in range(512):",
+                 "        for _i2 in range(%d):" % (BIG // 256),
+                 "            y[_i0, _i1, _i2] = x[_i0, _i1, _i2] * np.float32(2.0)",
+                 "return (y,)")
+    out, changed = parallel.parallelize(lines)
+    assert changed
+    assert out[1].startswith("    for _i1 in numba.prange(512):")
+    assert out[2:] == ["        for _i2 in range(%d):" % (BIG // 256),
+                       "            y[0, _i1, _i2] = x[0, _i1, _i2] * np.float32(2.0)", "    return (y,)"]
+
+
+@pytest.mark.parametrize("store", [
+    "y[_i0, _i1] = y[_i1, _i0] + np.float32(1.0)",  # y[0, 5] and y[5, 0]: two rows' elements
+    "y[_i0, _i0] = x[_i0, _i1]",  # every row writes the same element
+])
+def test_a_peeled_loop_whose_rows_share_elements_stays_serial(store):
+    lines = body("for _i0 in range(1):", f"    for _i1 in range({BIG}):", "        " + store, "return (y,)")
+    out, changed = parallel.parallelize(lines)
+    assert not changed and not any("prange" in line for line in out)
+
+
+def test_a_loop_of_one_iteration_that_assigns_its_index_is_kept():
+    lines = body("for _i0 in range(1):", "    _i0 = k[()]", f"    for _i1 in range({BIG}):", "        y[_i0, _i1] = x[_i1]")
+    assert parallel.parallelize(lines) == (lines, False)
+
+
+def test_a_pmap_on_one_device_splits_its_loops_and_gives_the_serial_bits(monkeypatch):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 512, 768)).astype(np.float32)
+    src = _parallel_equals_serial(
+        lambda x: omnistage.vmap(lambda r: jnp.tanh(r) * 2.0 - lax.psum(r, "d"), axis_name="d")(x), (x,), monkeypatch)
+    assert "for _i1 in numba.prange(512):" in src, src
+
+
 def test_a_loop_with_a_non_literal_extent_stays_serial():
     lines = body(f"for _i0 in range({BIG}):", "    for _i1 in range(n):", "        y[_i0] = x[_i1]")
     assert not parallel.parallelize(lines)[1]

@@ -222,3 +222,55 @@ def test_products_without_contraction_are_multiplies_that_keep_negative_zero():
     np.testing.assert_array_equal(np.signbit(outer), np.signbit(np.multiply.outer(x, y)))
     # a contraction stays a product
     assert "dot_general" in _prims(cleanup(omnistage.jit(lambda y: y @ y).lower(y).program))
+
+
+def test_reductions_transposes_and_broadcasts_over_axes_of_size_one_are_reshapes():
+    # what a pmap on one device stages around every value: the psum over the device axis,
+    # the transpose of a (1, m, n) gradient, the broadcast of an update back to (1, m, n)
+    from omnistage.staging.cleanup import cleanup
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 4, 3)).astype(np.float32)
+    m = rng.standard_normal((4, 3)).astype(np.float32)
+    v = rng.standard_normal(3).astype(np.float32)
+    cases = [  # (function, argument, the primitives left)
+        (lambda x: lax.reduce_sum(x, (0,)), x, ["reshape"]),
+        (lambda x: lax.reduce_max(x, (0,)), x, ["reshape"]),
+        (lambda x: lax.transpose(x, (1, 0, 2)), x, ["reshape"]),  # the 4 and the 3 stay in order
+        (lambda m: lax.broadcast_in_dim(m, (1, 4, 3), (1, 2)), m, ["reshape"]),
+        (lambda x: lax.reduce_sum(x, ()), x, []),  # nothing reduced: x itself
+        # what moves, reduces or adds an axis of more than one element stays itself
+        (lambda x: lax.transpose(x, (0, 2, 1)), x, ["transpose"]),
+        (lambda x: lax.reduce_sum(x, (0, 1)), x, ["reduce_sum"]),
+        (lambda v: lax.broadcast_in_dim(v, (1, 4, 3), (2,)), v, ["broadcast_in_dim"]),
+        # a unit axis inside a row is left to the row group (its reductions become scalars)
+        (lambda v: lax.broadcast_in_dim(v, (3, 1), (0,)), v, ["broadcast_in_dim"]),
+        (lambda m: lax.reduce_sum(m[:, :1], (1,)), m, ["slice", "reduce_sum"]),
+        (lambda m: lax.broadcast_in_dim(m, (4, 3), (0, 1)), m, []),
+    ]
+    for f, a, prims in cases:
+        cleaned = cleanup(omnistage.jit(f).lower(a).program).check()
+        assert _prims(cleaned) == prims, (_prims(cleaned), prims)
+        want = np.asarray(f(a))
+        for got in (interpret(cleaned, a)[0], omnistage.jit(f)(a)):
+            got = np.asarray(got)
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+
+
+def test_a_pmap_step_on_one_device_has_no_reduction_over_the_device_axis():
+    from omnistage.staging.cleanup import cleanup
+
+    def step(w, x):
+        g = omnistage.grad(lambda w: jnp.sum(jnp.tanh(x @ w) ** 2))(w)
+        return w - 0.1 * lax.psum(g, "d")
+
+    w = np.random.default_rng(4).standard_normal((1, 5, 3)).astype(np.float32)
+    x = np.random.default_rng(5).standard_normal((1, 2, 5)).astype(np.float32)
+    program = omnistage.jit(omnistage.vmap(step, axis_name="d")).lower(w, x).program
+    cleaned = cleanup(program).check()
+    assert "reduce_sum" in _prims(program) and "reduce_sum" not in _prims(cleaned)
+    got = np.asarray(omnistage.pmap(step, axis_name="d")(w, x))
+    np.testing.assert_allclose(got, np.asarray(interpret(program, w, x)[0]), rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(got[0], np.asarray(omnistage.jit(lambda w, x: w - 0.1 * omnistage.grad(
+        lambda w: jnp.sum(jnp.tanh(x @ w) ** 2))(w))(w[0], x[0])), rtol=2e-6, atol=1e-6)
