@@ -42,7 +42,7 @@ whatever the order (Extremum): each of the fused code's ways (support.fmax's fol
 orders -0 below +0 and lets a NaN win. Other reductions are left to the fused build.
 
 Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product, a
-float sum, max or min (_RUNNERS), data movement or an iota (index_maps.INDEX_MAPS, _BY_IMPL), no control flow, no float16/bfloat16 or complex values. A program
+float sum, max or min (_RUNNERS), an argmax or argmin, data movement or an iota (index_maps.INDEX_MAPS, _BY_IMPL), no control flow, no float16/bfloat16 or complex values. A program
 needing a kernel this machine has not compiled yet compiles as before, and the missing kernels
 are requested (c_background's helper builds them for later programs).
 
@@ -86,8 +86,10 @@ def _iota_exact(dtype, params):
 
 
 # run by their own NumPy implementations (beside the index maps): data movement copies values
-# unchanged; a primitive with a condition only where it holds for the statement's dtype and params
-_BY_IMPL = {"concatenate": None, "pad": None, "iota": _iota_exact}
+# unchanged; argmax/argmin only compare (the first NaN, else the first of the largest: the fused
+# loop's `v > best or (v != v and best == best)`, -0 and +0 equal in both); a primitive with a
+# condition only where it holds for the statement's dtype and params
+_BY_IMPL = {"concatenate": None, "pad": None, "iota": _iota_exact, "argmax": None, "argmin": None}
 
 
 def _select(which, *cases):

@@ -343,6 +343,27 @@ def test_extrema_bits(dtype, k):
     _same_bits(f, np.full(shape, -np.inf, dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_argmax_and_argmin_bits(dtype):
+    # the examples' accuracy: argmax of the targets and of the predictions, compared, averaged
+    def accuracy(x, t):
+        return xnp.mean(xnp.argmax(x, axis=1) == xnp.argmax(t, axis=1)), xnp.argmin(x, axis=0), xnp.argmax(x, axis=0)
+
+    rng = np.random.default_rng(9)
+    t = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 300)]
+    x = rng.standard_normal((300, 10)).astype(dtype) if dtype != np.int32 else rng.integers(-3, 3, (300, 10)).astype(dtype)
+    _same_bits(accuracy, x, t)
+    if dtype == np.int32:
+        return
+    x[::7, 3] = np.nan  # the first NaN wins
+    x[::5, 1] = np.nan
+    x[2::9] = -0.0  # ties of signed zeros: the first
+    x[4::9, ::2] = 0.0
+    x[6::9] = np.inf
+    _same_bits(accuracy, x, t)
+    assert op_tier.plan(_program(accuracy, x, t)) is not None
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8"])
 def test_iota_runs_by_ops_with_the_fused_values(dtype):
     # advi's mesh: linspace, meshgrid (iota, broadcasts, concatenation) answered op by op
