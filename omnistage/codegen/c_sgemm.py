@@ -67,7 +67,7 @@ extern int64_t omnistage_blas_gemm[];  /* the library's BLAS table (c_runtime) *
 #define OS_SG_MR 4
 #endif
 #define OS_SG_NR (OS_SG_VF * OS_SG_NV)
-#define OS_SG_KC 256
+#define OS_SG_KC 512
 typedef float os_sg_v __attribute__((vector_size(OS_SG_VF * 4)));
 typedef float os_sg_v8 __attribute__((vector_size(32)));
 typedef int32_t os_sg_i8 __attribute__((vector_size(32)));
@@ -207,10 +207,13 @@ static int os_sgemm_rm(int64_t M, int64_t N, int64_t K, const float *x, int64_t 
         return 1;
     int64_t row_blocks = (M + OS_SG_MC - 1) / OS_SG_MC;  /* blocks of equal size: a short last one would pack Y again for a few rows */
     int64_t block = ((M + row_blocks - 1) / row_blocks + OS_SG_MR - 1) / OS_SG_MR * OS_SG_MR;
+    /* k in blocks of equal size: each block is a pass over the result's tiles, and a short last
+       one (784 = 3 x 256 + 16) costs a whole pass for little work */
+    int64_t k_blocks = (K + OS_SG_KC - 1) / OS_SG_KC, kstep = (K + k_blocks - 1) / k_blocks;
     for (int64_t i0 = 0; i0 < M; i0 += block) {
         int64_t mc = M - i0 < block ? M - i0 : block;
-        for (int64_t k0 = 0; k0 < K; k0 += OS_SG_KC) {
-            int64_t kc = K - k0 < OS_SG_KC ? K - k0 : OS_SG_KC;
+        for (int64_t k0 = 0; k0 < K; k0 += kstep) {
+            int64_t kc = K - k0 < kstep ? K - k0 : kstep;
             const float *xs = x + i0 * xr + k0 * xc;
             int64_t txr = xr, txc = xc, tile_step = OS_SG_MR * xr;
             if (pack_x) {
