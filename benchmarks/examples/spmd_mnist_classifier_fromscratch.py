@@ -13,35 +13,22 @@ if common.BACKEND == "jax":
     import jax
     import jax.numpy as jnp
     from jax import grad, jit, lax, pmap
-    from jax.scipy.special import logsumexp
     from jax.tree_util import tree_map
     device_count = jax.device_count
 else:
     import omnistage
     import omnistage.numpy as jnp
     from omnistage import grad, jit, lax, pmap
-    from omnistage.scipy.special import logsumexp
     from omnistage.tree_util import tree_map
     device_count = omnistage.device_count
 
 import numpy as onp
-import numpy.random as npr
+
+# the original repeats mnist_classifier_fromscratch's network and accuracy; the port shares them
+from benchmarks.examples import mnist_classifier_fromscratch as fromscratch
+from benchmarks.examples.mnist_classifier_fromscratch import init_random_params, predict
 
 EXAMPLE = "spmd_mnist_classifier_fromscratch"
-
-
-def init_random_params(scale, layer_sizes, rng=npr.RandomState(0)):
-    return [(scale * rng.randn(m, n), scale * rng.randn(n)) for m, n in zip(layer_sizes[:-1], layer_sizes[1:])]
-
-
-def predict(params, inputs):
-    activations = inputs
-    for w, b in params[:-1]:
-        outputs = jnp.dot(activations, w) + b
-        activations = jnp.tanh(outputs)
-    final_w, final_b = params[-1]
-    logits = jnp.dot(activations, final_w) + final_b
-    return logits - logsumexp(logits, axis=1, keepdims=True)
 
 
 def loss(params, batch):
@@ -50,12 +37,8 @@ def loss(params, batch):
     return -jnp.mean(preds * targets)
 
 
-@jit
-def accuracy(params, batch):
-    inputs, targets = batch
-    target_class = jnp.argmax(targets, axis=1)
-    predicted_class = jnp.argmax(predict(params, inputs), axis=1)
-    return jnp.mean(predicted_class == target_class)
+# the original jits the same accuracy function
+accuracy = jit(fromscratch.accuracy)
 
 
 def main():
