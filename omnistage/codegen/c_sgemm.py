@@ -123,7 +123,10 @@ static const os_sg_tile_t os_sg_tiles[] = {NULL, os_sg_tile1, os_sg_tile2, os_sg
    of Y (KC x NR) and a block of X (MC x KC) */
 static __thread float *os_sg_buf = NULL;
 static __thread float *os_sg_xbuf = NULL;
+static __thread float *os_sg_ybuf = NULL;  /* the whole of Y packed, for products of several row blocks */
+static __thread int64_t os_sg_ybuf_n = 0;  /* its floats */
 #define OS_SG_MC 384  /* rows of X per block at most: MC x KC floats stay in L2 */
+#define OS_SG_WHOLE_Y (1 << 22)  /* floats (16 MB): the most of Y packed at once */
 #define OS_SG_FEW_ROWS 64      /* fewer rows than this share a packed panel too little: Y in place */
 #define OS_SG_SET_STRIDE 1024  /* floats (4 KB): rows a multiple of this apart share a few cache sets */
 
@@ -210,6 +213,28 @@ static int os_sgemm_rm(int64_t M, int64_t N, int64_t K, const float *x, int64_t 
     /* k in blocks of equal size: each block is a pass over the result's tiles, and a short last
        one (784 = 3 x 256 + 16) costs a whole pass for little work */
     int64_t k_blocks = (K + OS_SG_KC - 1) / OS_SG_KC, kstep = (K + k_blocks - 1) / k_blocks;
+    int64_t panels = (N + OS_SG_NR - 1) / OS_SG_NR;
+    /* with several row blocks, Y is packed once, every k block's panels, and read by every row
+       block (10,000 rows packed Y 27 times, panel by panel); else, or when the packed Y would
+       be big (OS_SG_WHOLE_Y floats), panel by panel, the one panel staying in L1/L2 while its
+       tiles run. Block b's panels start at k0 * panels * NR (the blocks before it are kstep long). */
+    float *whole = NULL;
+    if (row_blocks > 1 && K * panels * OS_SG_NR <= OS_SG_WHOLE_Y) {
+        int64_t need = K * panels * OS_SG_NR;
+        if (os_sg_ybuf_n < need) {
+            free(os_sg_ybuf);
+            os_sg_ybuf = (float *)aligned_alloc(64, (size_t)need * sizeof(float));
+            os_sg_ybuf_n = os_sg_ybuf == NULL ? 0 : need;
+        }
+        whole = os_sg_ybuf;  /* NULL when out of memory: panel by panel */
+        if (whole != NULL)
+            for (int64_t k0 = 0; k0 < K; k0 += kstep) {
+                int64_t kc = K - k0 < kstep ? K - k0 : kstep;
+                for (int64_t jp = 0; jp < N; jp += OS_SG_NR)
+                    os_sg_pack_y(whole + k0 * panels * OS_SG_NR + jp / OS_SG_NR * kc * OS_SG_NR, y, yr, yc, k0, kc, jp,
+                                 N - jp < OS_SG_NR ? N - jp : OS_SG_NR);
+            }
+    }
     for (int64_t i0 = 0; i0 < M; i0 += block) {
         int64_t mc = M - i0 < block ? M - i0 : block;
         for (int64_t k0 = 0; k0 < K; k0 += kstep) {
@@ -224,7 +249,8 @@ static int os_sgemm_rm(int64_t M, int64_t N, int64_t K, const float *x, int64_t 
                 int64_t nr = N - jp < OS_SG_NR ? N - jp : OS_SG_NR;
                 const float *p = os_sg_buf;
                 int64_t ps = OS_SG_NR;
-                if (y_in_place && nr == OS_SG_NR) { p = y + k0 * yr + jp; ps = yr; }
+                if (whole != NULL) p = whole + k0 * panels * OS_SG_NR + jp / OS_SG_NR * kc * OS_SG_NR;
+                else if (y_in_place && nr == OS_SG_NR) { p = y + k0 * yr + jp; ps = yr; }
                 else os_sg_pack_y(os_sg_buf, y, yr, yc, k0, kc, jp, nr);
                 float *zb = z + i0 * ldz + jp;
                 int64_t i = 0, t = 0;

@@ -129,10 +129,10 @@ def test_big_products_run_in_kernels_blocks():
 
 
 @pytest.mark.parametrize("m, k, n", [(32, 784, 512), (7, 1100, 70), (130, 3, 97), (1, 600, 64), (64, 0, 64), (33, 17, 31),
-                                     (250, 530, 1024), (70, 1024, 130)])
+                                     (250, 530, 1024), (70, 1024, 130), (1000, 300, 200), (400, 600, 7000)])
 def test_float32_products_run_the_tiers_own_kernel_with_the_same_bits_on_any_threads(m, k, n):
     # c_sgemm: every layout of the operands (rows 4 KB apart among them), tails of rows and columns,
-    # k past one block (512: 530, 784, 1024 and 1100 in blocks of equal size), rows past one block (240), few rows (Y read in place) and many, an empty k; the bits must not depend on the GEMM pool's blocks or threads
+    # k past one block (512: 530, 784, 1024 and 1100 in blocks of equal size), rows past one block (240; 400 and 1000 past MC = 384: Y packed once, whole, or panel by panel when that is over 16 MB), few rows (Y read in place) and many, an empty k; the bits must not depend on the GEMM pool's blocks or threads
     from omnistage.codegen import gemm_pool
 
     a = RNG.standard_normal((m, k)).astype(np.float32)
