@@ -195,7 +195,6 @@ class Sum:
         return np.zeros((), self.dtype) + lanes[..., 0]
 
     def __call__(self, x):
-
         x = np.transpose(np.asarray(x, self.dtype), self._perm).reshape(self._outputs, self._runs, self._length)
         L, n = self._lanes, self._length
         if L:

@@ -11,7 +11,6 @@ import copy
 import numpy as np
 
 from ..core import primitive as core_primitive
-from ..core.aval import ShapedArray
 from . import literals
 from .convert import all_names
 from .naming import Namer
@@ -379,31 +378,29 @@ def uncontracted_products(program, in_place=False):
     avals = dict(program.avals)
     fresh = _fresh_names(fn)
 
-    def aval_of(atom):
-        if literals.is_literal(atom):
-            return literals.literal_aval(atom)
-        name = getattr(atom, "id", None)
-        if name in avals:
-            return avals[name]
-        const = program.consts.get(name)
-        return None if const is None else ShapedArray(np.shape(const), np.asarray(const).dtype)
+    def aval_of(atom):  # None for a name of a nested body the program has no aval for
+        try:
+            return program.atom_aval(atom)
+        except NameError:
+            return None
 
-    def rewrite_body(body):
-        out = []
-        for stmt in body:
-            if isinstance(stmt, ast.FunctionDef):
-                rewrite_body(stmt.body)
-            elif is_eqn(stmt):
-                new = _as_products(eqn(stmt), avals, aval_of, fresh, getattr(stmt, "loc", None))
-                if new is not None:
-                    out.extend(new)
-                    continue
-            out.append(stmt)
-        body[:] = out
+    def rewrite(stmt, defs):
+        new = _as_products(eqn(stmt), avals, aval_of, fresh, getattr(stmt, "loc", None))
+        return None if new is None else (new, {})
 
-    if any(is_eqn(n) and n.value.func.id == "dot_general" for n in walk(fn)):
-        rewrite_body(fn.body)
+    fn.body = _rewrite_body(fn.body, rewrite)
     return Program(fn, avals, program.consts, program.debug_name)
+
+
+def _output_positions(ndim, batch, free, first_free):
+    """Each operand axis's position in a dot_general's output: its batch axes first, its free
+    axes from `first_free` on."""
+    dims = [0] * ndim
+    for k, i in enumerate(batch):
+        dims[i] = k
+    for k, i in enumerate(free):
+        dims[i] = first_free + k
+    return dims
 
 
 def _as_products(e, avals, aval_of, fresh, loc):
@@ -420,18 +417,9 @@ def _as_products(e, avals, aval_of, fresh, loc):
     (la, ra) = operands
     lfree = [i for i in range(la.ndim) if i not in lb]
     rfree = [i for i in range(ra.ndim) if i not in rb]
-    nb = len(lb)
     # output axes: batch, lhs free, rhs free; each operand axis's position there
-    ldims = [0] * la.ndim
-    for k, i in enumerate(lb):
-        ldims[i] = k
-    for k, i in enumerate(lfree):
-        ldims[i] = nb + k
-    rdims = [0] * ra.ndim
-    for k, i in enumerate(rb):
-        rdims[i] = k
-    for k, i in enumerate(rfree):
-        rdims[i] = nb + len(lfree) + k
+    ldims = _output_positions(la.ndim, lb, lfree, len(lb))
+    rdims = _output_positions(ra.ndim, rb, rfree, len(lb) + len(lfree))
     if any(b <= a for dims in (ldims, rdims) for a, b in zip(dims, dims[1:])):
         return None  # (broadcast_in_dim keeps an operand's axes in order)
     stmts, spread = [], []
