@@ -42,9 +42,13 @@ whatever the order (Extremum): each of the fused code's ways (support.fmax's fol
 orders -0 below +0 and lets a NaN win. Other reductions are left to the fused build.
 
 Which programs: every top-level statement elementwise (scalar_rules.RULES), a float product, a
-float sum, max or min (_RUNNERS), an argmax or argmin, data movement or an iota (index_maps.INDEX_MAPS, _BY_IMPL), no control flow, no float16/bfloat16 or complex values. A program
-needing a kernel this machine has not compiled yet compiles as before, and the missing kernels
-are requested (c_background's helper builds them for later programs).
+float sum, max or min (_RUNNERS), an argmax or argmin, data movement (a gather, a dynamic
+slice) or an iota (index_maps.INDEX_MAPS, _BY_IMPL), no control flow, no float16/bfloat16
+values. Complex arithmetic runs only on op kernels (NumPy's complex products and quotients are
+not C's). A sampler is in that form once rewritten as the emitter rewrites it (fusable_forms:
+threefry2x32's two words, same-width bitcasts), so the seeds' `split` + `normal` answers op
+by op. A program needing a kernel this machine has not compiled yet compiles as before, and
+the missing kernels are requested (c_background's helper builds them for later programs).
 
 `OMNISTAGE_OP_TIER=0` turns the tier off; so do `OMNISTAGE_C_TIER=0` (its fused build would not
 be the native tier's) and `OMNISTAGE_C_BACKGROUND=0` (the test suite tests the code a program
@@ -63,7 +67,7 @@ from ..staging import literals
 from ..staging.interpret import check_sizes
 from ..staging.program import eqn, is_eqn
 from .loop_thresholds import FEW_COLUMNS, KEPT_OUTER_MAX, SMALL_PRODUCT_WORK, SUM_BLOCK, VECTOR_MIN
-from . import aot, c_background, contraction_layout, index_maps, narrow_floats, op_kernels, parallel, scalar_rules
+from . import aot, c_background, contraction_layout, fusable_forms, index_maps, narrow_floats, op_kernels, parallel, scalar_rules
 
 # (primitive -> NumPy function): operations that round once, by IEEE 754, in NumPy as in C
 _ARITHMETIC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "neg": np.negative,
@@ -72,7 +76,7 @@ _COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less
                 "ge": np.greater_equal}
 _LOGIC = {"and_": np.logical_and, "or_": np.logical_or, "not_": np.logical_not}
 _FLOATS = ("float32", "float64")
-_VALUES = _FLOATS + ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_VALUES = _FLOATS + ("complex64", "complex128", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 
 def _iota_exact(dtype, params):
@@ -85,11 +89,12 @@ def _iota_exact(dtype, params):
     return dtype.kind == "f" and last <= 2 ** 24
 
 
-# run by their own NumPy implementations (beside the index maps): data movement copies values
-# unchanged; argmax/argmin only compare (the first NaN, else the first of the largest: the fused
+# run by their own NumPy implementations (beside the index maps): data movement (a gather's
+# table lookups, dynamic slices: clamped indices in both) copies values unchanged; argmax/argmin only compare (the first NaN, else the first of the largest: the fused
 # loop's `v > best or (v != v and best == best)`, -0 and +0 equal in both); a primitive with a
 # condition only where it holds for the statement's dtype and params
-_BY_IMPL = {"concatenate": None, "pad": None, "iota": _iota_exact, "argmax": None, "argmin": None}
+_BY_IMPL = {"concatenate": None, "pad": None, "gather": None, "dynamic_slice": None, "dynamic_update_slice": None,
+            "iota": _iota_exact, "argmax": None, "argmin": None}
 
 
 def _select(which, *cases):
@@ -335,7 +340,7 @@ def plan(program):
     """The Plan running `program` op by op, or None when the tier does not cover it."""
     if narrow_floats.needs_widening(program):
         return None
-    program = contraction_layout.fold_transposes(program)
+    program = fusable_forms.rewrite(contraction_layout.fold_transposes(program))
     steps, missing = [], []
     for stmt in program.fn.body:
         if isinstance(stmt, ast.Return):

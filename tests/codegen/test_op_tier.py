@@ -55,6 +55,8 @@ def _bits(a):
     """The bits of `a`, every NaN one NaN (its sign and payload are not values: GCC commutes
     `a + b` in one build and not another, and x86 propagates the first operand's NaN)."""
     a = np.array(a)
+    if a.dtype.kind == "c":  # (each part a float)
+        a = a.reshape(-1).view(f"f{a.dtype.itemsize // 2}")
     if a.dtype.kind != "f":
         return a
     a[np.isnan(a)] = np.nan
@@ -158,7 +160,6 @@ def test_not_covered():
     assert op_tier.plan(_program(lambda x: xnp.prod(x), x)) is None  # other reductions
     assert op_tier.plan(_program(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x), x)) is None  # control flow
     assert op_tier.plan(_program(lambda x: xnp.exp(x.astype(np.float16)), x)) is None  # float16
-    assert op_tier.plan(_program(lambda x: x * (1 + 2j), x)) is None  # complex
 
 
 def test_missing_kernels_are_requested_not_waited_for(monkeypatch):
@@ -378,3 +379,52 @@ def test_iota_past_what_numpy_and_the_loop_agree_on_is_compiled():
     assert op_tier.plan(_program(lambda: lax.broadcasted_iota("int8", (200,), 0))) is None
     assert op_tier.plan(_program(lambda: lax.iota("float32", 2 ** 24 + 2))) is None
     assert op_tier.plan(_program(lambda: lax.iota("int8", 128))) is not None
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (5000,), (10, 3)])
+def test_random_bits_by_ops(shape):
+    # the seeds' randn: threefry2x32's two words (fusable_forms) and the bitcast to float32
+    # run on op kernels, with the fused library's bits
+    from omnistage import random
+
+    def randn(key):
+        key, sub = random.split(key)
+        return key, random.normal(sub, shape), random.uniform(sub, shape, minval=-2.0), random.bits(sub, shape)
+
+    program = _program(randn, random.PRNGKey(3))
+    assert op_tier.plan(program) is not None
+    _same_bits(randn, np.asarray(random.PRNGKey(3)))
+
+
+def test_gathers_and_dynamic_slices_by_ops():
+    # data movement by the primitives' own implementations: clamped and negative indices,
+    # a table lookup (float64 normal's erf_inv), an update at an out-of-range start
+    def f(x, i, idx):
+        return (x[idx], xnp.take(x, idx, axis=0, mode="clip"), lax.dynamic_slice(x, (i, 0), (3, 4)),
+                lax.dynamic_update_slice(x, x[:2, :2] * 2, (i, i)), x[i])
+
+    x = _special(np.float32, 40).reshape(10, 4)
+    idx = np.array([[0, 3], [9, -1], [-10, 4]], np.int32)
+    for i in (0, 2, 9, -3, 100):
+        _same_bits(f, x, np.int32(i), idx)
+    assert op_tier.plan(_program(f, x, np.int32(1), idx)) is not None
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_bits(dtype):
+    # complex arithmetic runs on op kernels (the fused code's complex rules, not NumPy's
+    # multiplication and division algorithms); the seeds' complex randn included
+    from omnistage import random
+
+    real = np.float32 if dtype == np.complex64 else np.float64
+    a, b = np.empty(64, dtype), np.empty(64, dtype)
+    a.real, a.imag = _special(real, 64, seed=1), _special(real, 64, seed=2)[::-1]
+    b.real, b.imag = _special(real, 64, seed=3), -_special(real, 64, seed=4)
+
+    def f(a, b, key):
+        return (a * b, a / b, a + b * 1j, xnp.exp(a), xnp.abs(a), xnp.conj(b) - a, a == b, xnp.real(a) + xnp.imag(b),
+                lax.complex(xnp.real(b), xnp.real(a)), random.normal(key, (2, 3), dtype=dtype) / (1.5 + 0j))
+
+    key = np.asarray(random.PRNGKey(0))
+    _same_bits(f, a, b, key)
+    assert op_tier.plan(_program(f, a, b, key)) is not None
