@@ -18,7 +18,7 @@ from .core.config import config
 from .core.primitive import current_trace
 from .core.tracer import Tracer
 from .core import tree_util
-from . import fast_args
+from . import fast_args, fast_outputs
 from .staging.trace import DebugInfo, stage
 from .staging.cleanup import cleanup
 from .staging.naming import sanitize
@@ -318,7 +318,7 @@ class Compiled:
         self.out_avals = program.out_avals
         self.backend = self.executable.backend
         self._run = _Folded(self.executable) if _foldable(program) else self.executable
-        self._single_leaf = tree_util.treedef_is_leaf(out_tree)
+        self._build_outputs = None  # (fast_outputs.builder, made on the first call)
         self._aliases = None  # (output, input) pairs sharing memory; found on the first call
 
     def _owned(self, outs, values):
@@ -355,9 +355,10 @@ class Compiled:
         outs = self._run(*values)
         if self._aliases != ():
             outs = self._owned(outs, values)
-        if self._single_leaf:
-            return Array.from_numpy(outs[0], self.out_avals[0])
-        return tree_util.tree_unflatten(self.out_tree, [Array.from_numpy(o, a) for o, a in zip(outs, self.out_avals)])
+        build = self._build_outputs
+        if build is None:
+            build = self._build_outputs = fast_outputs.builder(self.out_tree, self.out_avals)
+        return build(outs)
 
     def __call__(self, *args, **kwargs):
         leaves = tree_util.tree_leaves((args, kwargs))
@@ -545,7 +546,10 @@ class JitFunction:
         if not kwargs and not config.overrides_open:
             fast = fast_args.key_and_values((self._options, config.epoch), args, self._static_argnums)
             if fast is not None:
-                entry = self._cache.get(fast[0])
+                try:
+                    entry = self._cache.get(fast[0])
+                except TypeError:  # an unhashable static value: the general path raises the proper error
+                    fast = entry = None
                 if entry is not None:
                     return entry.call_tree(fast[1])
         if config.read("jax_disable_jit"):

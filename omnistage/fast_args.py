@@ -50,8 +50,11 @@ def _leaf(x, t, key, values):
             aval = _scalar_avals[t] = ShapedArray((), dt, weak)
         key.append(aval)
         # as the general path's leaf_value: NumPy's own conversion, then the cast (an int too
-        # big for int32 wraps there too)
-        values.append(np.asarray(x).astype(aval.dtype, copy=False))
+        # big for int32 wraps there too); one step when the value fits
+        try:
+            values.append(np.array(x, aval.dtype))
+        except OverflowError:
+            values.append(np.asarray(x).astype(aval.dtype, copy=False))
     else:
         return False
     return True
@@ -92,8 +95,8 @@ def _walk(x, key, values):
 
 
 def key_and_values(prefix, args, static_argnums):
-    """(key, values) for positional `args`, static ones kept by value in the key; None when an
-    argument needs the general path."""
+    """(key, values) for positional `args`, static ones kept by value in the key (which may
+    make it unhashable); None when an argument needs the general path."""
     if _epoch[0] != config.epoch:
         _avals.clear()
         _scalar_avals.clear()
@@ -105,9 +108,4 @@ def key_and_values(prefix, args, static_argnums):
             key.append(("static", a))
         elif not _walk(a, key, values):
             return None
-    key = tuple(key)
-    try:
-        hash(key)
-    except TypeError:  # an unhashable static value: the general path raises the proper error
-        return None
-    return key, values
+    return tuple(key), values  # (hashed by the cache lookup: an unhashable static value raises there)

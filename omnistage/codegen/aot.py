@@ -69,6 +69,10 @@ from . import aot_trust, blas_table, blas_threads, cache_integrity, disk_cache, 
 
 FORMAT = 1
 SYMBOL = "omnistage_aot_main"
+# a native-tier library's entry taking one tuple of ndarrays, and the layout it reads them by
+# (c_translate.object_call_lines)
+OBJECT_CALL = "omnistage_aot_call"
+OBJECT_LAYOUT = "omnistage_object_layout"
 _RECORD_PREFIX = "omnistage_aot_"
 # op kernels (op_kernels.py): compiled once per machine, not per program; their keys and
 # library files carry their own prefixes, so a cache's programs can be told from them
@@ -606,6 +610,7 @@ class AotProgram:
         self._consts = [np.ascontiguousarray(c) for c in program.consts.values()]  # kept alive here
         self._const_addresses = [_data(c) for c in self._consts]
         self._slots = ctypes.c_void_p * (len(ins) + len(outs))
+        self._call_objects = self._object_call(lib)
         self._numba = None
         self._pooled = bool(record.get("pooled"))  # its products' blocks run on the GEMM pool
         self._tier = parallel.BuildChoice() if record.get("parallel") else None  # the library is the serial build
@@ -620,6 +625,21 @@ class AotProgram:
         # products and loops run alone meanwhile, leaving the helper a core
         self.optimizing = False
         self._replaced = []  # libraries this one replaced (a call may still be running in one)
+
+    @staticmethod
+    def _object_call(lib):
+        """The library's omnistage_aot_call (its layout set), or None: a library without one
+        (Numba's path, an older format) or a process whose objects we could not read."""
+        if object_layout is None:
+            return None
+        try:
+            fn = getattr(lib, OBJECT_CALL)
+            layout = (ctypes.c_int64 * 2).in_dll(lib, OBJECT_LAYOUT)
+        except (AttributeError, ValueError):
+            return None
+        layout[0], layout[1] = object_layout
+        fn.restype, fn.argtypes = ctypes.c_int32, [ctypes.py_object]
+        return fn
 
     def function(self, symbol, restype, argtypes):
         """The library's C function `symbol` (op kernels' block driver: op_kernels.py)."""
@@ -671,17 +691,22 @@ class AotProgram:
 
     def _run(self, args):
         """One call of the library (the Numba path raises the error it reports)."""
-        ins = [_c_buffer(a, dt) for a, dt in zip(args, self._in_dtypes)]
+        # (_c_buffer's test inline: this is every cached call's path)
+        ins = [a if type(a) is np.ndarray and a.dtype is dt and a.flags.c_contiguous else _c_buffer(a, dt)
+               for a, dt in zip(args, self._in_dtypes)]
         outs = [np.empty(shape, dt) for shape, dt in self._outs]
-        slots = self._slots(*[_data(a) for a in ins], *self._const_addresses, *[_data(a) for a in outs])
+        if self._call_objects is not None:
+            fn, slots = self._call_objects, (*ins, *self._consts, *outs)  # (held until it returns)
+        else:
+            fn, slots = self._fn, self._slots(*[_data(a) for a in ins], *self._const_addresses, *[_data(a) for a in outs])
         try:
             if self._pooled and (self.optimizing or building()):
                 # beside a builder the GEMM pool loses (mnist_vae's epoch 750 vs 550 ms serial);
                 # (a branch, not a context per call: this is every cached call's path)
                 with gemm_pool.one_thread():
-                    status = self._fn(slots)
+                    status = fn(slots)
             else:
-                status = self._fn(slots)
+                status = fn(slots)
         except Exception:  # noqa: BLE001 - an error the kernel raised through the C API
             status = -1
         if status != 0:  # the Numba path raises the error properly
@@ -739,6 +764,25 @@ def _data_reader():
 
 
 _data = _data_reader()
+
+
+def _object_layout():
+    """(where a tuple keeps its items, where an ndarray keeps its data pointer), in bytes from
+    the object's address, for a native library's omnistage_aot_call (c_translate.object_call_lines);
+    checked here on a few objects, else None (calls then pass an array of pointers)."""
+    items, data = tuple.__basicsize__, object.__basicsize__
+    read = ctypes.c_void_p.from_address
+    probes = (np.empty(3), np.arange(10.0)[2:], np.zeros(()), np.empty((2, 3), np.float32).T, np.empty(0))
+    try:
+        if all(read(id(probes) + items + k * ctypes.sizeof(ctypes.c_void_p)).value == id(p)
+               and read(id(p) + data).value == p.__array_interface__["data"][0] for k, p in enumerate(probes)):
+            return items, data
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+object_layout = _object_layout()
 
 
 def _c_buffer(value, dtype):

@@ -52,6 +52,13 @@ _registry[collections.defaultdict] = _Node(
 )
 
 
+def registered_unflatten(node_type):
+    """The unflatten function registered for `node_type` (the built-in containers included),
+    or None: a namedtuple class (rebuilt by calling it) or no node."""
+    node = _registry.get(node_type)
+    return None if node is None else node.unflatten
+
+
 def _is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 

@@ -855,3 +855,25 @@ def test_svd_calls_gesdd_from_c_with_the_numba_builds_bits():
         np.testing.assert_allclose((u * s[:, None, :]) @ vh, wide, atol=1e-12)
     finally:
         fw.config.update("jax_enable_x64", old)
+
+
+def test_calls_pass_one_tuple_of_arrays_with_the_pointer_calls_results():
+    # omnistage_aot_call reads the buffers from the tuple (aot.object_layout); the array-of-
+    # pointers call must give the same results, for inputs, constants (a closure's array),
+    # rank-0 values and several outputs
+    w = RNG.standard_normal((4, 3)).astype(np.float32)
+
+    def f(x, s):
+        return x @ w + s, (x * s).sum(), s * 2
+
+    native = _check(f, F32[:, :4].copy(), np.float32(1.5))
+    assert native._call_objects is not None
+    args = [F32[:, :4].copy(), np.asarray(np.float32(1.5))]
+    by_tuple = native._run(args)
+    calls, native._call_objects = native._call_objects, None
+    try:
+        by_pointers = native._run(args)
+    finally:
+        native._call_objects = calls
+    for a, b in zip(by_tuple, by_pointers):
+        np.testing.assert_array_equal(a, b)
