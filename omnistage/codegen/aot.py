@@ -57,7 +57,6 @@ import importlib.util
 import json
 import os
 import platform
-import subprocess
 import sys
 import threading
 import time
@@ -855,6 +854,8 @@ def _spawn(request):
         if request["key"] in _requested:
             return _builder
         if _builder is None or _builder.poll() is not None:
+            import subprocess  # (here: a first call that loads or runs op by op never starts one)
+
             quiet = not os.environ.get("OMNISTAGE_AOT_DEBUG")
             try:
                 _builder = subprocess.Popen(
@@ -918,6 +919,8 @@ def wait_for_builds(timeout=_EXIT_WAIT_S, stop_late_builder=True):
                 proc.stdin.close()
             except OSError:
                 pass
+    import subprocess
+
     deadline = time.monotonic() + timeout
     for proc in procs:
         try:
@@ -1185,6 +1188,8 @@ def _link(obj, work, tag):
         raise RuntimeError("no C compiler")
     # relative names (cwd=work): the library's bytes do not depend on the temporary directory
     names = [os.path.basename(p) for p in (out, kernel, runtime)]
+    import subprocess
+
     subprocess.run([*cc, "-shared", "-fPIC", "-O2", "-o", *names, "-lm"], cwd=work, check=True, capture_output=True)
     return out
 

@@ -37,9 +37,7 @@ import contextlib
 import hashlib
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 import weakref
 
@@ -70,6 +68,9 @@ def request(key, source, fields):
     once the quick build answers, through `optimize`). False when no helper could be started
     (the quick build then runs on)."""
     global _helper
+    import subprocess  # (here, as tempfile: the op tier imports this module on a first call that requests nothing)
+    import tempfile
+
     with _lock:
         if key in _waiting or key in _done:
             return True  # already asked for

@@ -38,7 +38,6 @@ import os
 import platform
 import re
 import sys
-import tempfile
 import threading
 import types
 import weakref
@@ -243,6 +242,8 @@ def _publish(directory, path, data, suffix=".py"):
         return
     binary = isinstance(data, bytes)
     current = _read_bytes if binary else _read
+    import tempfile  # (here: tempfile imports shutil, bz2 and lzma, ~2 ms of a first call that writes nothing)
+
     fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=suffix, dir=directory)
     try:
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as f:

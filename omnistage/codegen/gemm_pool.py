@@ -33,8 +33,6 @@ Imports only the standard library (the warm path must not import Numba).
 import ctypes
 import hashlib
 import os
-import subprocess
-import tempfile
 import threading
 
 from . import aot_trust, blas_table
@@ -304,6 +302,9 @@ def _load_path(path, workers):
 def _build_and_load(workers):
     """Compile SOURCE in a private temporary directory, load what was compiled there, and
     publish it with its record for later processes."""
+    import subprocess  # (here: loading a published pool, every later process, needs neither)
+    import tempfile
+
     try:
         cc = aot_trust.compiler_command()
         if cc is None:
