@@ -656,7 +656,7 @@ class AotProgram:
             self._threads = other._threads
             if self._threads is not None:  # the quick build's calls ran alone: a fresh choice
                 self._tier = parallel.BuildChoice(tier_up_s=parallel.TRIAL_S)
-            self._fn = other._fn
+            self._fn, self._call_objects = other._fn, other._call_objects
             self.cache_status = "compiled by the C compiler (-O1 first; now the optimized build)"
         self.optimizing = False
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(aot.compiler() is None or not c_tier.enabled(), 
 _PROGRAM = textwrap.dedent("""
     import hashlib, sys, time
     import numpy as np, omnistage as fw, omnistage.numpy as xnp
-    from omnistage.codegen import c_background
+    from omnistage.codegen import aot, c_background
 
     def loss(params, x, y):
         (w1, b1), (w2, b2) = params
@@ -53,6 +53,9 @@ _PROGRAM = textwrap.dedent("""
         assert digest() == first
         time.sleep(0.01)
     print("NOW", "quick" if "optimize" in ex.record else "optimized")
+    import ctypes  # calls go to the library now adopted, through its own entry
+    entry = getattr(ex._lib, aot.OBJECT_CALL)
+    print("CALLS", ctypes.cast(ex._call_objects, ctypes.c_void_p).value == ctypes.cast(entry, ctypes.c_void_p).value)
     print("DIGEST", first, digest())
 """)
 
@@ -69,7 +72,7 @@ def _run(tmp_path, mode):
 def test_the_first_call_runs_a_quick_build_then_the_optimized_one_with_the_same_bits(tmp_path):
     one = _run(tmp_path, "helper")
     assert "-O1" in one["STATUS"] and one["STATUS"].endswith("quick"), one
-    assert one["NOW"] == "optimized", one
+    assert one["NOW"] == "optimized" and one["CALLS"] == "True", one
     quick_bits, optimized_bits = one["DIGEST"].split()
     assert quick_bits == optimized_bits
     two = _run(tmp_path, "helper")  # a later process loads the optimized build at once
@@ -129,7 +132,7 @@ def test_vectorized_fused_multiply_add_pairs_make_the_optimized_build_scalar(mon
 _SMALL_PROGRAM = textwrap.dedent("""
     import hashlib, time
     import numpy as np, omnistage as fw, omnistage.numpy as xnp
-    from omnistage.codegen import c_tier
+    from omnistage.codegen import aot, c_tier
 
     real_build, used = c_tier._build, []
     c_tier._build = lambda *a: used.append(a[4]) or real_build(*a)
@@ -143,6 +146,9 @@ _SMALL_PROGRAM = textwrap.dedent("""
     while ex.optimizing and time.monotonic() < deadline:
         time.sleep(0.01)
     print("NOW", "quick" if "optimize" in ex.record else "optimized")
+    import ctypes  # calls go to the library now adopted, through its own entry
+    entry = getattr(ex._lib, aot.OBJECT_CALL)
+    print("CALLS", ctypes.cast(ex._call_objects, ctypes.c_void_p).value == ctypes.cast(entry, ctypes.c_void_p).value)
     print("DIGEST", first, hashlib.sha256(np.asarray(f(x)).tobytes()).hexdigest())
 """)
 
@@ -155,7 +161,7 @@ def test_a_small_module_answers_with_a_vectorized_quick_build_then_the_optimized
     done = subprocess.run([sys.executable, "-c", _SMALL_PROGRAM], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     out = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines() if " " in line}
-    assert out["STATUS"].endswith("quick") and out["FLAGS"] == "vectorized" and out["NOW"] == "optimized", out
+    assert out["STATUS"].endswith("quick") and out["FLAGS"] == "vectorized" and out["NOW"] == "optimized" and out["CALLS"] == "True", out
     quick_bits, optimized_bits = out["DIGEST"].split()
     assert quick_bits == optimized_bits
 
