@@ -318,7 +318,7 @@ class Compiled:
         self.out_avals = program.out_avals
         self.backend = self.executable.backend
         self._run = _Folded(self.executable) if _foldable(program) else self.executable
-        self._build_outputs = None  # (fast_outputs.builder, made on the first call)
+        self._build_outputs = fast_outputs.builder(out_tree, self.out_avals)  # (made here, not on a call)
         self._aliases = None  # (output, input) pairs sharing memory; found on the first call
 
     def _owned(self, outs, values):
@@ -355,10 +355,7 @@ class Compiled:
         outs = self._run(*values)
         if self._aliases != ():
             outs = self._owned(outs, values)
-        build = self._build_outputs
-        if build is None:
-            build = self._build_outputs = fast_outputs.builder(self.out_tree, self.out_avals)
-        return build(outs)
+        return self._build_outputs(outs)
 
     def __call__(self, *args, **kwargs):
         leaves = tree_util.tree_leaves((args, kwargs))

@@ -76,7 +76,8 @@ _COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less
                 "ge": np.greater_equal}
 _LOGIC = {"and_": np.logical_and, "or_": np.logical_or, "not_": np.logical_not}
 _FLOATS = ("float32", "float64")
-_VALUES = _FLOATS + ("complex64", "complex128", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_VALUES = _FLOATS + ("complex64", "complex128", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                      "uint64")
 
 
 def _iota_exact(dtype, params):
@@ -90,8 +91,9 @@ def _iota_exact(dtype, params):
 
 
 # run by their own NumPy implementations (beside the index maps): data movement (a gather's
-# table lookups, dynamic slices: clamped indices in both) copies values unchanged; argmax/argmin only compare (the first NaN, else the first of the largest: the fused
-# loop's `v > best or (v != v and best == best)`, -0 and +0 equal in both); a primitive with a
+# table lookups, dynamic slices: clamped indices in both) copies values unchanged;
+# argmax/argmin only compare (the first NaN, else the first of the largest: the fused loop's
+# `v > best or (v != v and best == best)`, -0 and +0 equal in both); a primitive with a
 # condition only where it holds for the statement's dtype and params
 _BY_IMPL = {"concatenate": None, "pad": None, "gather": None, "dynamic_slice": None, "dynamic_update_slice": None,
             "iota": _iota_exact, "argmax": None, "argmin": None}
