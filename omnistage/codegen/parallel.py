@@ -110,7 +110,10 @@ class BuildChoice:
       trial     parallel, every call timed, for TRIAL_S (at least TRIAL_MIN_CALLS calls, the first
                 left out: it wakes the thread pool), or less once the calls have cost CLEAR_LOSS
                 serial means each. A mean more than MARGIN above the serial mean loses: `serial`;
-                else (also when there is no serial mean to compare with) `parallel`;
+                else (also when there is no serial mean to compare with) `parallel`. A loss
+                right after a won trial (or the rent) is confirmed first: `resample` and a second
+                trial, so one noisy trial on a shared machine does not send a program serial for
+                RETRY_S of calls (at load a second loss follows within about 2 TRIAL_S);
       serial    serial, one call in SAMPLE_EVERY timed, for RETRY_S of calls, which doubles per
                 lost trial (at most MAX_WAIT_S), then `resample`;
       parallel  parallel, one call in SAMPLE_EVERY timed, for RECHECK_S of calls, doubling per won
@@ -161,7 +164,9 @@ class BuildChoice:
         self.serial_mean = None  # seconds a serial call takes, from the last rent/resample phase
         self.trial_mean = None  # the last trial's mean call
         self.retry_s, self.recheck_s = RETRY_S, RECHECK_S  # the next waits (backoff)
-        self.trials = self.losses = 0
+        self.trials = self.losses = 0  # losses: confirmed ones
+        self._lost_last = False  # the last trial decided was a confirmed loss: the next loss needs no confirming
+        self._confirming = False  # the current trial re-checks a loss
         self._wait = 0.0  # seconds of calls the `serial`/`parallel` phase lasts
         self._check_s = 0.0  # seconds the last resample and trial took
         self._first = None  # the first serial call's time: the serial mean when it is the only one
@@ -235,10 +240,15 @@ class BuildChoice:
         self.trial_mean = mean
         least = (self._check_s + self._spent) / CHECK_SHARE
         if mean is not None and self.serial_mean and mean > (1 + MARGIN) * self.serial_mean:
+            if not (self._confirming or self._lost_last):
+                self._confirming = True
+                return "resample"  # confirm it: a fresh serial mean, then a second trial
+            self._confirming, self._lost_last = False, True
             self.losses += 1
             self._wait = max(self.retry_s, least)
             self.retry_s, self.recheck_s = min(2 * self.retry_s, MAX_WAIT_S), RECHECK_S
             return "serial"
+        self._confirming = self._lost_last = False
         self._wait = max(self.recheck_s, least)
         self.recheck_s, self.retry_s = min(2 * self.recheck_s, MAX_WAIT_S), RETRY_S
         return "parallel"
