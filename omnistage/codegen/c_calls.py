@@ -463,16 +463,17 @@ def _window_kernel(tr, node, depth):
 
 
 def _strided_copy(tr, node, depth):
-    """kernels.strided_copy(src, dst, params): c_runtime's os_strided_copy on the module's
+    """kernels.strided_copy(src, dst, params): c_copy's os_strided_copy on the module's
     constant params; positions are flat C-order ones, which are memory offsets for the
-    contiguous arrays accepted here."""
+    contiguous arrays accepted here. A copy of at most a few pieces, each one contiguous run in
+    both arrays (a reshape), is a memmove per piece instead."""
     if len(node.args) != 3 or not isinstance(node.args[2], ast.Name) or node.args[2].id not in tr.m.consts:
         raise Unsupported("strided_copy arguments")
     c_params, _, params = tr.m.consts[node.args[2].id]
     (src, ts), (dst, td) = (tr.expr(x, depth) for x in node.args[:2])
     if not (isinstance(ts, Arr) and isinstance(td, Arr) and ts.contiguous and td.contiguous and ts.dtype == td.dtype):
         raise Unsupported("strided_copy operands")
-    at = 0
+    at, runs = 0, []
     while at < len(params):  # every piece inside both arrays, or the Numba path
         nd, piece = int(params[at]), [int(v) for v in params[at:at + 3 + 3 * int(params[at])]]
         shape, s_str, d_str = piece[1:1 + nd], piece[2 + nd:2 + 2 * nd], piece[3 + 2 * nd:]
@@ -485,8 +486,34 @@ def _strided_copy(tr, node, depth):
                 if lo < 0 or hi >= size:
                     raise Unsupported("strided_copy piece outside its array")
         at += 3 + 3 * nd
-    tr.emit(f"os_strided_copy((const char *)({src}), (char *)({dst}), {c_params}, {len(params)}, sizeof({C_TYPES[ts.dtype]}));",
-            depth)
+        runs.append(_run(shape, piece[1 + nd], s_str, piece[2 + 2 * nd], d_str))
+    ct = C_TYPES[ts.dtype]
+    if all(run is not None for run in runs) and len(runs) <= _MEMMOVE_PIECES:
+        for s_at, d_at, count in filter(None, runs):  # (an empty piece: nothing)
+            tr.emit(f"memmove(({ct} *)({dst}) + {d_at}, (const {ct} *)({src}) + {s_at}, {count} * sizeof({ct}));", depth)
+        return
+    tr.m.sections.add("copy")
+    tr.emit(f"os_strided_copy((const char *)({src}), (char *)({dst}), {c_params}, {len(params)}, sizeof({ct}));", depth)
+
+
+_MEMMOVE_PIECES = 4  # more pieces than this: one call of the linked copy, not a memmove each
+
+
+def _run(shape, s_at, s_str, d_at, d_str):
+    """(src offset, dst offset, element count) of a piece that is one contiguous run in both
+    arrays; () for an empty piece; None otherwise."""
+    count = 1
+    for d in shape:
+        count *= d
+    if count == 0:
+        return ()
+    for strides in (s_str, d_str):
+        expect = 1
+        for d, st in zip(reversed(shape), reversed(strides)):
+            if d != 1 and st != expect:
+                return None
+            expect *= d
+    return (s_at, d_at, count)
 
 
 def _np_sign(tr, node, depth):

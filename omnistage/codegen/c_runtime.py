@@ -265,49 +265,6 @@ __attribute__((always_inline)) static inline os_u32x2 os_threefry2x32(uint32_t k
     return out;
 }
 
-/* kernels.strided_copy: pieces (ndim, *shape, src offset, *src strides, dst offset, *dst strides)
-   of one flat array into another, in elements; one function for every program, as the Numba
-   kernel is (a loop nest per piece made mnist_vae's image grid of 100 transposes a 0.8 s compile) */
-#define OS_COPY_PIECES(NAME, T) \
-static void NAME(const T *src, T *dst, const int64_t *params, int64_t count) { \
-    int64_t at = 0; \
-    while (at < count) { \
-        int64_t nd = params[at]; \
-        const int64_t *shape = params + at + 1, *s_str = params + at + 2 + nd, *d_str = params + at + 3 + 2 * nd; \
-        int64_t s_at = params[at + 1 + nd], d_at = params[at + 2 + 2 * nd]; \
-        at += 3 + 3 * nd; \
-        int64_t total = 1, idx[64] = {0}; \
-        for (int64_t k = 0; k < nd; k++) total *= shape[k]; \
-        if (total == 0 || nd > 64) continue;  /* c_translate refuses more than 64 axes */ \
-        int64_t inner = nd ? shape[nd - 1] : 1, s_step = nd ? s_str[nd - 1] : 0, d_step = nd ? d_str[nd - 1] : 0; \
-        for (int64_t row = 0; row < total / inner; row++) { \
-            if (s_step == 1 && d_step == 1) memcpy(dst + d_at, src + s_at, (size_t)inner * sizeof(T)); \
-            else for (int64_t i = 0; i < inner; i++) dst[d_at + i * d_step] = src[s_at + i * s_step]; \
-            for (int64_t k = nd - 2; k >= 0; k--) {  /* the next row: an odometer over the outer axes */ \
-                s_at += s_str[k]; d_at += d_str[k]; \
-                if (++idx[k] < shape[k]) break; \
-                s_at -= shape[k] * s_str[k]; d_at -= shape[k] * d_str[k]; idx[k] = 0; \
-            } \
-        } \
-    } \
-}
-typedef struct { uint64_t w[2]; } os_bytes16;
-OS_COPY_PIECES(os_copy_pieces1, uint8_t)
-OS_COPY_PIECES(os_copy_pieces2, uint16_t)
-OS_COPY_PIECES(os_copy_pieces4, uint32_t)
-OS_COPY_PIECES(os_copy_pieces8, uint64_t)
-OS_COPY_PIECES(os_copy_pieces16, os_bytes16)
-
-static void os_strided_copy(const void *src, void *dst, const int64_t *params, int64_t count, size_t itemsize) {
-    switch (itemsize) {
-        case 1: os_copy_pieces1(src, dst, params, count); break;
-        case 2: os_copy_pieces2(src, dst, params, count); break;
-        case 4: os_copy_pieces4(src, dst, params, count); break;
-        case 8: os_copy_pieces8(src, dst, params, count); break;
-        default: os_copy_pieces16(src, dst, params, count); break;  /* complex128: c_translate's dtypes end there */
-    }
-}
-
 /* BLAS: the gemm addresses of blas_table, mirrored into this library's own copy */
 int64_t omnistage_blas_gemm[OS_TABLE_LENGTH];  /* gemm by dtype (sdcz), the GEMM pool, its loop runner */
 typedef void (*os_gemm_t)(const char *, const char *, const int *, const int *, const int *, const void *,

@@ -3,10 +3,12 @@
 
 Why: the products of the real programs of issue 18 have few rows (a batch of 32 or 128) and
 SciPy's OpenBLAS spends a good part of such a product packing its operands and zeroing the result
-(sgemm_itcopy/incopy/oncopy and sgemm_beta were a third of mnist_vae's BLAS time). On the
-machine this was written on (a 2-core AMD EPYC with AVX-512, one thread, every shape of
-mnist_vae's and mnist_classifier's steps, interleaved calls) this kernel ran at 200-240 GFLOP/s
-where SciPy's OpenBLAS 0.3.30 (its SkylakeX kernels) ran at 80-120, from 64^3 up to 2048^3;
+(sgemm_itcopy/incopy/oncopy and sgemm_beta were a third of mnist_vae's BLAS time). On a 2-core
+AMD EPYC Zen4 (AVX-512 on two 256-bit FMA pipes: a pure-FMA loop peaks at 117 GFLOP/s per core)
+it ran mnist_classifier's 128x784 @ 784x512 at 107 GFLOP/s on one core in a C harness (91% of
+peak; perf: the 6-row tile 84%, packing Y 6%, the 2-row remainder tile 3%) and at 203 on two
+threads (4 GEMM-pool blocks), where SciPy's OpenBLAS 0.3.30 (its SkylakeX kernels) ran at 40-60
+a core. (An earlier note's 200-240 GFLOP/s "on one thread" cannot be one core of that machine.)
 benchmarks/examples/gemm.py times products through programs, against NumPy and JAX.
 
 How: k in blocks of KC and the rows of X in blocks of MC, each block swept by panels of NR

@@ -49,7 +49,7 @@ import sys
 import tempfile
 import warnings
 
-from . import aot, blas_table, c_background, c_conv, c_objects, c_prelude, c_sgemm, c_translate, c_vmath, c_windows, compile_log, lapack_table, memory_check, narrow_floats, parallel
+from . import aot, blas_table, c_background, c_conv, c_copy, c_objects, c_prelude, c_sgemm, c_translate, c_vmath, c_windows, compile_log, lapack_table, memory_check, narrow_floats, parallel
 
 # no contraction: a*b+c rounds twice, as NumPy's and the interpreter's arithmetic do; -fwrapv:
 # integer arithmetic wraps as LLVM's does; no errno: sqrt is one instruction; -O2's default
@@ -289,7 +289,7 @@ def _compile(cc, flags, translated, work, assembly=False, assembled=None):
     return out, []
 
 
-_LINKED = ((c_sgemm, "sgemm.o"), (c_conv, "conv.o"), (c_windows, "windows.o"))
+_LINKED = ((c_sgemm, "sgemm.o"), (c_conv, "conv.o"), (c_windows, "windows.o"), (c_copy, "copy.o"))
 _USUAL_LINK = ("-lm",)
 _link = []  # the link flags this process found usable
 

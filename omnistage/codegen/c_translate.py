@@ -23,7 +23,7 @@ import threading
 import numpy as np
 
 from .aot import OBJECT_CALL, OBJECT_LAYOUT
-from . import c_calls, c_complex, c_conv, c_in_place, c_lapack, c_linalg, c_runtime, c_sgemm, c_vmath, c_windows
+from . import c_calls, c_complex, c_conv, c_copy, c_in_place, c_lapack, c_linalg, c_runtime, c_sgemm, c_vmath, c_windows
 from .c_calls import dotted, index_elts, is_call_to, static_int
 from .c_types import (C_TYPES, COMPLEX_PART, COMPLEX_SUFFIX, FLOAT_NAME, NP_TYPES, Arr, Scalar, Tup, Unsupported,
                       arith_type, c_literal, convert_code, copy_lines, is_int, same_type, wide)
@@ -104,7 +104,7 @@ class Module:
         self.specs = {}  # (name, arg types) -> (c name, result types)
         self.decls = []  # C definitions, callees first
         self.uses_gemm = False
-        self.sections = set()  # optional runtime parts prepended: "lapack" (c_lapack), "linalg" (c_linalg), "sgemm" (c_sgemm), "conv" (c_conv), "windows" (c_windows)
+        self.sections = set()  # optional runtime parts prepended: "lapack" (c_lapack), "linalg" (c_linalg), "sgemm" (c_sgemm), "conv" (c_conv), "windows" (c_windows), "copy" (c_copy)
         self.threads = False  # a loop runs on the GEMM pool's threads (`omnistage_threads` switches them on)
         self.sorts = set()  # key dtypes whose c_sort function is in decls
         self.numba_kernels = []  # (kernel name, argument signature) called in their Numba build (numba_kernel_table)
@@ -218,7 +218,7 @@ def _translate(source, entry, in_types, out_types, vmath_names):
     lines += ["    os_release(&arena);", "    return 0;", "}"]
     lines += object_call_lines(len(arg_types) + len(results))
     sections = (("lapack", c_lapack.SOURCE), ("linalg", c_linalg.SOURCE), ("sgemm", c_sgemm.STUB), ("conv", c_conv.STUB),
-                ("windows", c_windows.STUB))
+                ("windows", c_windows.STUB), ("copy", c_copy.STUB))
     optional = [source for name, source in sections if name in module.sections]
     if module.numba_kernels:
         optional.append(f"/* the native entries of the Numba kernels it calls, set when it is loaded (numba_kernel_table) */\n"

@@ -247,6 +247,30 @@ def test_views_slices_and_concatenation():
                       xnp.flip(x, 0)[2]), x)
 
 
+def _c_source(f, *args):
+    from omnistage.codegen import c_vmath
+    from omnistage.codegen.emit_cpu import emit_module
+
+    program = fw.jit(f).lower(*args).program
+    source, entry = emit_module(program, c_vmath.lookup, threads=None)
+    outs = [(o.shape, o.dtype.name) for o in fw.tree_util.tree_leaves(fw.eval_shape(f, *args))]
+    return c_translate.translate(source, entry, [(a.shape, a.dtype.name) for a in args], outs, c_vmath.NAMES.values())[0]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.complex64])
+def test_copies_are_memmoves_or_the_linked_copy_kernel_with_exact_values(dtype):
+    # the strided copy is c_copy's object, linked only where a piece is not one contiguous run;
+    # reshapes and contiguous slices are memmoves in the program
+    x = (RNG.standard_normal((6, 8)) * 50).astype(dtype)
+    moves = lambda x: (x.reshape(4, 12)[None] + 1, xnp.concatenate([x[:3], x[4:]], 0) * 2)  # noqa: E731
+    strided = lambda x: (x.T.reshape(4, 12) + 1, xnp.flip(x, 0)[1:, ::2] * 2, xnp.concatenate([x, x[:, :2]], 1) - 1)  # noqa: E731
+    for f, linked in ((moves, False), (strided, True)):
+        _check(f, x, exact=True)
+        c = _c_source(f, x)
+        assert ("c_copy's strided copy" in c) == linked and ("os_strided_copy((const char *)" in c) == linked
+        assert linked or "memmove(" in c
+
+
 def test_dynamic_windows_and_dropped_scatter_rows():
     x = RNG.standard_normal((6, 8)).astype(np.float32)
     u = RNG.standard_normal((3, 4)).astype(np.float32)
