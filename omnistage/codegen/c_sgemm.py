@@ -7,8 +7,10 @@ SciPy's OpenBLAS spends a good part of such a product packing its operands and z
 AMD EPYC Zen4 (AVX-512 on two 256-bit FMA pipes: a pure-FMA loop peaks at 117 GFLOP/s per core)
 it ran mnist_classifier's 128x784 @ 784x512 at 107 GFLOP/s on one core in a C harness (91% of
 peak; perf: the 6-row tile 84%, packing Y 6%, the 2-row remainder tile 3%) and at 203 on two
-threads (4 GEMM-pool blocks), where SciPy's OpenBLAS 0.3.30 (its SkylakeX kernels) ran at 40-60
-a core. (An earlier note's 200-240 GFLOP/s "on one thread" cannot be one core of that machine.)
+threads (4 GEMM-pool blocks). On that shape and one core NumPy's OpenBLAS 0.3.31 reached 97
+(fastest of 50 calls; median 85), SciPy's sgemm on the same C-ordered operands 46 (median 33, its
+layout copies included). (An earlier note's 200-240 GFLOP/s "on one thread" cannot be one core
+of that machine.)
 benchmarks/examples/gemm.py times products through programs, against NumPy and JAX.
 
 How: k in blocks of KC and the rows of X in blocks of MC, each block swept by panels of NR
