@@ -11,7 +11,7 @@ by the same program key, published in the cache the same way (hash-checked, tagg
 a later process loads it through `aot.load` exactly like a library the background builder made
 from Numba's compile. A program this tier builds has no Numba build: its results are the C
 library's in every process and every call. A program's first build is a quick one (-O1; a
-module under QUICK_LINES lines, -O1 with the loop vectorizer) and its -O2 build follows from a
+module under QUICK_LINES lines, -O1 with the loop vectorizer; from QUICK_LARGE_LINES, -Og) and its -O2 build follows from a
 helper (c_background): the same C, the same bits.
 A program it cannot translate, or a machine without a C compiler, keeps the Numba path,
 unchanged.
@@ -105,7 +105,8 @@ def compile_program(program, key=None):
         # the quick build answers now; the optimized one follows (c_background: the same bits).
         # (Compiled side by side, the two took a first call 50-100 ms longer here: two vCPUs
         # that share a core.)
-        quick = QUICK if source.count("\n") >= QUICK_LINES else QUICK_VECTORIZED
+        lines = source.count("\n")
+        quick = QUICK_VECTORIZED if lines < QUICK_LINES else QUICK if lines < QUICK_LARGE_LINES else QUICK_LARGE
         built = _build(program, quick_key(key), cc, translated, quick, {**fields, "optimize": translated})
         if built is not None:
             c_background.optimize(key, translated, fields, built)
@@ -193,7 +194,7 @@ def _build(program, key, cc, translated, flags, fields):
         aot.publish(key, os.path.join(work, lib), lib, fields)
     loaded = aot.load(program, native_tier=True, key=key)
     if loaded is not None:
-        loaded.cache_status = "compiled (cache miss) by the C compiler" + (" (-O1; the optimized build follows)" if "optimize" in fields else "")
+        loaded.cache_status = "compiled (cache miss) by the C compiler" + (f" ({flags[0]}; the optimized build follows)" if "optimize" in fields else "")
     return loaded
 
 
@@ -336,6 +337,11 @@ QUICK = ("-O1",) + FLAGS[1:]
 # -O2 and compiles in 0.7-0.8x its time (selu 94 -> 73 ms, scan_grad 211 -> 146 ms).
 QUICK_LINES = 80
 QUICK_VECTORIZED = ("-O1", "-ftree-loop-vectorize") + FLAGS[1:]
+# ...and from this many lines on, -Og: half of -O1's compile time for control's iLQR programs
+# (620-1002 lines: first calls 397 -> 328 and 719 -> 480 ms, JAX 451 and 714) while their calls
+# run 1.1-1.6x slower until the optimized build lands (mpc_predict on the LQR cost 143 -> 234 us).
+QUICK_LARGE_LINES = 400
+QUICK_LARGE = ("-Og",) + FLAGS[1:]
 
 # A program whose whole run is at most this many statements (no helper functions, static loops)
 # is compiled with -O1: its call costs its dispatch, not its loops, and -O1 compiles in about

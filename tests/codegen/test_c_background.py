@@ -36,6 +36,9 @@ _PROGRAM = textwrap.dedent("""
               (rng.standard_normal((256, 10)).astype(np.float32) * 0.1, np.zeros(10, np.float32))]
     x = rng.standard_normal((300, 64)).astype(np.float32)
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 300)]
+    if sys.argv[1] == "large":  # the quick build of a large module: -Og
+        from omnistage.codegen import c_tier
+        c_tier.QUICK_LARGE_LINES = c_tier.QUICK_LINES
     if sys.argv[1] in ("no-helper", "look"):
         c_background.request = lambda *a: False
     if sys.argv[1] in ("exit", "look"):  # two programs, then exit at once (or only look at them)
@@ -61,8 +64,9 @@ _PROGRAM = textwrap.dedent("""
 
 
 def _run(tmp_path, mode):
+    # (no op-by-op tier: when it answers a first call, `compile()` returns its program, not the quick build)
     env = {**os.environ, "OMNISTAGE_CACHE_DIR": str(tmp_path / "cache"), "OMNISTAGE_C_BACKGROUND": "1",
-           "OMNISTAGE_C_TIER": "1"}
+           "OMNISTAGE_C_TIER": "1", "OMNISTAGE_OP_TIER": "0"}
     done = subprocess.run([sys.executable, "-c", _PROGRAM, mode], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines() if " " in line}
@@ -81,6 +85,14 @@ def test_the_first_call_runs_a_quick_build_then_the_optimized_one_with_the_same_
     cached = os.listdir(tmp_path / "cache")
     assert not [n for n in cached if n.endswith("-quick.json")], cached
     assert len([n for n in cached if n.startswith("omnistage_c_") and n.endswith(".so")]) == 1, cached
+
+
+def test_a_large_modules_quick_build_is_minus_og_with_the_optimized_builds_bits(tmp_path):
+    one = _run(tmp_path, "large")
+    assert "-Og" in one["STATUS"] and one["STATUS"].endswith("quick"), one
+    assert one["NOW"] == "optimized", one
+    quick_bits, optimized_bits = one["DIGEST"].split()
+    assert quick_bits == optimized_bits
 
 
 def test_a_quick_build_left_in_the_cache_asks_for_its_optimized_build_again(tmp_path):
