@@ -4,6 +4,7 @@ what its namesake computes (c_runtime.py holds the C they call). A rule is
 `rule(translator, call node, depth) -> (C expression, type)`; a kernel statement's rule emits
 statements. A call without a rule is Unsupported, and the program keeps the Numba path."""
 import ast
+import math
 
 import numpy as np
 
@@ -502,17 +503,12 @@ _MEMMOVE_PIECES = 4  # more pieces than this: one call of the linked copy, not a
 def _run(shape, s_at, s_str, d_at, d_str):
     """(src offset, dst offset, element count) of a piece that is one contiguous run in both
     arrays; () for an empty piece; None otherwise."""
-    count = 1
-    for d in shape:
-        count *= d
+    count = math.prod(shape)
     if count == 0:
         return ()
-    for strides in (s_str, d_str):
-        expect = 1
-        for d, st in zip(reversed(shape), reversed(strides)):
-            if d != 1 and st != expect:
-                return None
-            expect *= d
+    dense = c_strides(shape)
+    if any(d != 1 and st != c for strides in (s_str, d_str) for d, st, c in zip(shape, strides, dense)):
+        return None
     return (s_at, d_at, count)
 
 

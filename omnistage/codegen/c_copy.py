@@ -13,16 +13,15 @@ or a strided loop for the innermost, as the Numba kernel does; copies are exact,
 runs changes no value.
 """
 
+from . import c_objects
+
+_BYTES16 = "typedef struct { uint64_t w[2]; } os_bytes16;\n"
+_TYPES = (("uint8_t", "1", {}), ("uint16_t", "2", {}), ("uint32_t", "4", {}), ("uint64_t", "8", {}), ("os_bytes16", "16", {}))
+
 # the section a translated module gets: the functions' declarations and the dispatch on item size
-STUB = r"""
-/* c_copy's strided copy, linked in from its object file */
-typedef struct { uint64_t w[2]; } os_bytes16;
-void omnistage_copy_pieces1(const uint8_t *, uint8_t *, const int64_t *, int64_t);
-void omnistage_copy_pieces2(const uint16_t *, uint16_t *, const int64_t *, int64_t);
-void omnistage_copy_pieces4(const uint32_t *, uint32_t *, const int64_t *, int64_t);
-void omnistage_copy_pieces8(const uint64_t *, uint64_t *, const int64_t *, int64_t);
-void omnistage_copy_pieces16(const os_bytes16 *, os_bytes16 *, const int64_t *, int64_t);
-static inline void os_strided_copy(const void *src, void *dst, const int64_t *params, int64_t count, size_t itemsize) {
+STUB = ("\n/* c_copy's strided copy, linked in from its object file */\n" + _BYTES16
+        + "".join(f"void omnistage_copy_pieces{suf}(const {ct} *, {ct} *, const int64_t *, int64_t);\n" for ct, suf, _ in _TYPES)
+        + r"""static inline void os_strided_copy(const void *src, void *dst, const int64_t *params, int64_t count, size_t itemsize) {
     switch (itemsize) {
         case 1: omnistage_copy_pieces1(src, dst, params, count); break;
         case 2: omnistage_copy_pieces2(src, dst, params, count); break;
@@ -31,10 +30,10 @@ static inline void os_strided_copy(const void *src, void *dst, const int64_t *pa
         default: omnistage_copy_pieces16(src, dst, params, count); break;  /* complex128: c_translate's dtypes end there */
     }
 }
-"""
+""")
 
 _PIECES = r"""
-void NAME(const T *src, T *dst, const int64_t *params, int64_t count) {
+void omnistage_copy_piecesSUF(const T *src, T *dst, const int64_t *params, int64_t count) {
     int64_t at = 0;
     while (at < count) {
         int64_t nd = params[at];
@@ -58,11 +57,8 @@ void NAME(const T *src, T *dst, const int64_t *params, int64_t count) {
 }
 """
 
-_TYPES = (("uint8_t", "1"), ("uint16_t", "2"), ("uint32_t", "4"), ("uint64_t", "8"), ("os_bytes16", "16"))
-
 # compiled alone (the real headers) or, where that fails, after the program (its prelude's declarations)
-SOURCE = ("\n#ifndef OS_PRELUDE\n#include <stdint.h>\n#include <string.h>\ntypedef struct { uint64_t w[2]; } os_bytes16;\n#endif\n"
-          + "".join(_PIECES.replace("NAME", f"omnistage_copy_pieces{suffix}").replace("T ", f"{ct} ").replace("(T)", f"({ct})")
-                    for ct, suffix in _TYPES))
+SOURCE = ("\n#ifndef OS_PRELUDE\n#include <stdint.h>\n#include <string.h>\n" + _BYTES16 + "#endif\n"
+          + c_objects.for_types(_PIECES, _TYPES))
 
 STEM = "copy"  # its object file's name in the cache (c_objects)

@@ -165,8 +165,7 @@ class BuildChoice:
         self.trial_mean = None  # the last trial's mean call
         self.retry_s, self.recheck_s = RETRY_S, RECHECK_S  # the next waits (backoff)
         self.trials = self.losses = 0  # losses: confirmed ones
-        self._lost_last = False  # the last trial decided was a confirmed loss: the next loss needs no confirming
-        self._confirming = False  # the current trial re-checks a loss
+        self._lost_last = False  # the last trial lost: a loss now confirms it
         self._wait = 0.0  # seconds of calls the `serial`/`parallel` phase lasts
         self._check_s = 0.0  # seconds the last resample and trial took
         self._first = None  # the first serial call's time: the serial mean when it is the only one
@@ -240,15 +239,14 @@ class BuildChoice:
         self.trial_mean = mean
         least = (self._check_s + self._spent) / CHECK_SHARE
         if mean is not None and self.serial_mean and mean > (1 + MARGIN) * self.serial_mean:
-            if not (self._confirming or self._lost_last):
-                self._confirming = True
+            if not self._lost_last:
+                self._lost_last = True
                 return "resample"  # confirm it: a fresh serial mean, then a second trial
-            self._confirming, self._lost_last = False, True
             self.losses += 1
             self._wait = max(self.retry_s, least)
             self.retry_s, self.recheck_s = min(2 * self.retry_s, MAX_WAIT_S), RECHECK_S
             return "serial"
-        self._confirming = self._lost_last = False
+        self._lost_last = False
         self._wait = max(self.recheck_s, least)
         self.recheck_s, self.retry_s = min(2 * self.recheck_s, MAX_WAIT_S), RETRY_S
         return "parallel"
